@@ -1,0 +1,213 @@
+"""The five assets: thin shells that load through the resource, call the core, and report
+metadata to the Dagster UI."""
+
+
+import statistics
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+from dagster import (
+    AssetExecutionContext,
+    MaterializeResult,
+    MetadataValue,
+    Output,
+    asset,
+)
+
+from split_assets import pipeline
+from split_assets.data.harness import CanonicalPrediction
+from split_assets.data.signals import SignalStore, utc_now
+from split_assets.partitions import diag_fingerprint_partitions
+from split_assets.resources import GENERATED_AT_TAG, SplitConfigResource
+from split_assets.split.freeze import (
+    POOLS,
+    FrozenSplit,
+    build_pools,
+    manifest,
+    pool_questions,
+    write_frozen,
+)
+from split_assets.split.problem import SplitProblem
+from split_assets.split.selection import Selection, select_trainval
+from split_assets.split.stats import deviation_rows, markdown_table, t2_by_type, tier_counts
+from split_assets.split.validation import draw_validation
+
+GROUP = "video_split"
+
+
+def _accuracy_table(preds: list[CanonicalPrediction], attr: str) -> str:
+    totals: Counter[str] = Counter()
+    right: Counter[str] = Counter()
+    for p in preds:
+        totals[getattr(p, attr)] += 1
+        right[getattr(p, attr)] += p.correct
+    rows = [[k, totals[k], f"{right[k] / totals[k]:.3f}"] for k in sorted(totals)]
+    return markdown_table([attr, "questions", "accuracy"], rows)
+
+
+@asset(partitions_def=diag_fingerprint_partitions, group_name=GROUP,
+       description="One canonical prediction per question of the baseline run: the greatest "
+                   "(attempt, created_at), its option letter (Video-MME's extraction), correct.")
+def canonical_predictions(context: AssetExecutionContext,
+                          split_config: SplitConfigResource) -> Output[list[CanonicalPrediction]]:
+    ctx = split_config.context_for(context.partition_key)
+    _, preds = pipeline.load_inputs(ctx)
+    n = len(preds)
+    stops = Counter(p.stop_reason or "(none)" for p in preds)
+    return Output(preds, metadata={
+        "n": n,
+        "accuracy": MetadataValue.float(round(sum(p.correct for p in preds) / n, 6)),
+        "wrong": sum(not p.correct for p in preds),
+        "infra": sum(p.infra for p in preds),
+        "accuracy_by_task_type": MetadataValue.md(_accuracy_table(preds, "task_type")),
+        "accuracy_by_difficulty": MetadataValue.md(_accuracy_table(preds, "difficulty")),
+        "stop_reason_counts": MetadataValue.json(dict(sorted(stops.items()))),
+        "baseline_run_id": ctx.run_id,
+    })
+
+
+@asset(partitions_def=diag_fingerprint_partitions, group_name=GROUP,
+       description="A T0 signal row for every wrong INFRA answer (execution failure, empty or "
+                   "unextractable prediction); upserted, so re-materializing changes nothing.")
+def infra_t0_signals(context: AssetExecutionContext, split_config: SplitConfigResource,
+                     canonical_predictions: list[CanonicalPrediction]) -> MaterializeResult:
+    ctx = split_config.context_for(context.partition_key)
+    rows = pipeline.infra_rows(canonical_predictions, ctx)
+    with SignalStore(ctx.loaded.paths.signals_db) as store:
+        store.upsert_many(rows)
+    causes = Counter(r.rationale for r in rows)
+    return MaterializeResult(metadata={
+        "count": len(rows),
+        "count_by_cause": MetadataValue.json(dict(sorted(causes.items()))),
+    })
+
+
+@asset(partitions_def=diag_fingerprint_partitions, group_name=GROUP,
+       description="Diagnoses every wrong non-INFRA answer not yet done (or degraded) for this "
+                   "(run, fingerprint), committing each row as it completes.")
+def diagnosis_signals(context: AssetExecutionContext, split_config: SplitConfigResource,
+                      canonical_predictions: list[CanonicalPrediction]) -> MaterializeResult:
+    ctx = split_config.context_for(context.partition_key)
+    benchmark, _ = pipeline.load_inputs(ctx)
+    with SignalStore(ctx.loaded.paths.signals_db) as store:
+        report = pipeline.diagnose(ctx, benchmark, canonical_predictions, store,
+                                   progress=context.log.info)
+        rows = [r for r in store.rows(ctx.run_id, ctx.fingerprint.key) if not r.infra]
+    lat = sorted(report.latencies_ms)
+    errors = Counter(r.error_type or "(none)" for r in rows)
+    context.log.info(f"diagnosed {report.diagnosed} new, {report.already_done} already done")
+    return MaterializeResult(metadata={
+        "judge": ctx.loaded.config.diag.judge,
+        "fingerprint_components": MetadataValue.json(ctx.fingerprint.components),
+        "wrong_non_infra": report.total_wrong,
+        "already_done": report.already_done,
+        "diagnosed_now": report.diagnosed,
+        "degraded": sum(r.degraded for r in rows),
+        "tier_distribution": MetadataValue.json(pipeline.tier_distribution(rows)),
+        "error_type_distribution": MetadataValue.json(dict(sorted(errors.items()))),
+        "calls": report.calls,
+        "cache_hits": report.cache_hits,
+        "prompt_tokens": report.prompt_tokens,
+        "completion_tokens": report.completion_tokens,
+        "latency_p50_ms": MetadataValue.float(round(statistics.median(lat), 1) if lat else 0.0),
+        "latency_p95_ms": MetadataValue.float(
+            round(lat[min(len(lat) - 1, int(0.95 * len(lat)))], 1) if lat else 0.0),
+        "wall_s": MetadataValue.float(round(report.wall_s, 3)),
+    })
+
+
+@dataclass(frozen=True)
+class SelectionResult:
+    """trainval_selection's output: the problem it solved and the videos it chose."""
+
+    problem: SplitProblem
+    selection: Selection
+    input_digests: dict[str, str]
+
+
+@asset(partitions_def=diag_fingerprint_partitions, group_name=GROUP,
+       deps=[infra_t0_signals, diagnosis_signals],
+       description="Picks exactly n_trainval trainval videos: floor_k T2 met, the test pool "
+                   "within epsilon of the global mix and as close to it as the integers allow.")
+def trainval_selection(context: AssetExecutionContext, split_config: SplitConfigResource,
+                       canonical_predictions: list[CanonicalPrediction]) -> Output[SelectionResult]:
+    ctx = split_config.context_for(context.partition_key)
+    with SignalStore(ctx.loaded.paths.signals_db) as store:
+        rows = store.rows(ctx.run_id, ctx.fingerprint.key)
+    problem = pipeline.split_problem(ctx, canonical_predictions, rows)
+    selection = select_trainval(problem)
+    benchmark, _ = pipeline.load_inputs(ctx)
+    digests = pipeline.input_digests(ctx, benchmark, canonical_predictions, rows)
+    trainval_qs = [q for v in selection.trainval for q in problem.videos[v]]
+    test_qs = [q for v in selection.test for q in problem.videos[v]]
+    t2 = t2_by_type(trainval_qs)
+    floors = [[t, k, t2.get(t, 0), "yes" if t2.get(t, 0) >= k else "NO"]
+              for t, k in sorted(problem.floor_k.items())]
+    dev = deviation_rows(problem, test_qs)
+    return Output(SelectionResult(problem, selection, digests), metadata={
+        "trainval_videos": len(selection.trainval),
+        "test_videos": len(selection.test),
+        "swaps": selection.swaps,
+        "t2_vs_floor": MetadataValue.md(markdown_table(
+            ["task type", "floor", "trainval T2", "met"], floors) if floors else "no floors"),
+        "test_deviation": MetadataValue.md(_deviation_md(dev)),
+        "max_abs_deviation_pp": MetadataValue.float(
+            round(100 * max(abs(r["deviation"]) for r in dev if r["constrained"]), 4)),
+    })
+
+
+def _deviation_md(rows: list[dict]) -> str:
+    return markdown_table(["dimension", "category", "global", "test", "deviation (pp)"],
+                          [[r["dimension"], r["category"], f"{r['global']:.4f}",
+                            f"{r['test']:.4f}", f"{100 * r['deviation']:+.3f}"] for r in rows])
+
+
+@dataclass(frozen=True)
+class FrozenResult:
+    """frozen_pools' output, read by the checks."""
+
+    problem: SplitProblem
+    pools_path: Path
+    manifest_path: Path
+    pools_sha256: str
+    val_wrong_min: int
+
+
+@asset(partitions_def=diag_fingerprint_partitions, group_name=GROUP,
+       description="Splits trainval into train/validation and writes pools.json and "
+                   "split_manifest.json atomically under out_dir/<fingerprint>/<split_id>/.")
+def frozen_pools(context: AssetExecutionContext, split_config: SplitConfigResource,
+                 trainval_selection: SelectionResult) -> Output[FrozenResult]:
+    ctx = split_config.context_for(context.partition_key)
+    problem, selection = trainval_selection.problem, trainval_selection.selection
+    validation = draw_validation(problem, selection.trainval)
+    frozen: FrozenSplit = build_pools(problem, selection, validation, ctx.run_id,
+                                      ctx.fingerprint.key, ctx.split_id)
+    generated_at = context.run.tags.get(GENERATED_AT_TAG) or utc_now()
+    vs = ctx.loaded.config.video_split
+    doc = manifest(problem, frozen, generated_at=generated_at, split=ctx.split_id,
+                   fingerprint=ctx.fingerprint.key,
+                   fingerprint_components=ctx.fingerprint.components,
+                   config_snapshot=pipeline.config_snapshot(ctx),
+                   input_digests=trainval_selection.input_digests,
+                   val_wrong_min=vs.val_wrong_min)
+    write_frozen(ctx.out_dir, frozen, doc)
+    by_pool = pool_questions(problem, frozen)
+    counts = [[name, len(frozen.videos[name]), len(by_pool[name]),
+               sum(not q.correct for q in by_pool[name])] for name in POOLS]
+    tiers = {name: tier_counts(by_pool[name]) for name in POOLS}
+    pools_path, manifest_path = ctx.out_dir / "pools.json", ctx.out_dir / "split_manifest.json"
+    return Output(FrozenResult(problem, pools_path, manifest_path, frozen.sha256,
+                               vs.val_wrong_min), metadata={
+        "pools_sha256": frozen.sha256,
+        "split_id": ctx.split_id,
+        "pools_path": MetadataValue.path(str(pools_path)),
+        "manifest_path": MetadataValue.path(str(manifest_path)),
+        "counts": MetadataValue.md(markdown_table(["pool", "videos", "questions", "wrong"],
+                                                  counts)),
+        "test_deviation": MetadataValue.md(_deviation_md(doc["test_deviation"])),
+        "tier_counts": MetadataValue.json(tiers),
+        "validation_wrong": doc["validation_wrong"],
+        "generated_at": generated_at,
+    })

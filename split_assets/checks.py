@@ -1,0 +1,66 @@
+"""Blocking, ERROR-severity checks on frozen_pools, re-verified from the file on disk."""
+
+
+import json
+from collections.abc import Iterator
+
+from dagster import (
+    AssetCheckExecutionContext,
+    AssetCheckResult,
+    AssetCheckSeverity,
+    AssetCheckSpec,
+    asset_check,
+    multi_asset_check,
+)
+
+from split_assets.assets import FrozenResult, frozen_pools
+from split_assets.split.invariants import INVARIANTS, verify
+
+_DESCRIPTIONS = {
+    "pools_disjoint": "No question is in two pools.",
+    "pools_cover_benchmark": "The pools together hold every benchmark question.",
+    "videos_atomic": "Every video's questions are in exactly one pool.",
+    "floors_met": "Trainval holds at least floor_k non-degraded T2 per task type.",
+    "test_within_epsilon": "Every constrained category of test is within epsilon of global.",
+    "pools_sha256_matches": "pools.json on disk hashes to the manifest's pools_sha256.",
+}
+
+
+@multi_asset_check(
+    specs=[AssetCheckSpec(name, asset=frozen_pools, blocking=True,
+                          description=_DESCRIPTIONS[name]) for name in INVARIANTS],
+    description="The six invariants of a frozen split, read back from pools.json.",
+)
+def split_invariants(context: AssetCheckExecutionContext,
+                     frozen_pools: FrozenResult) -> Iterator[AssetCheckResult]:
+    expected = json.loads(frozen_pools.manifest_path.read_bytes())["pools_sha256"]
+    for result in verify(frozen_pools.problem, frozen_pools.pools_path, expected):
+        yield AssetCheckResult(check_name=result.name, asset_key=frozen_pools_key(),
+                               passed=result.passed, severity=AssetCheckSeverity.ERROR,
+                               description=result.detail, metadata=_flat(result.figures))
+
+
+@asset_check(asset=frozen_pools, blocking=True,
+             description="Validation holds at least val_wrong_min baseline-wrong questions, so a "
+                         "McNemar test between baseline and candidate has power.")
+def mcnemar_power(frozen_pools: FrozenResult) -> AssetCheckResult:
+    doc = json.loads(frozen_pools.pools_path.read_bytes())
+    val = set(doc["pools"]["validation"])
+    val_wrong = sum(1 for qid, ok in doc["correctness"].items() if qid in val and not ok)
+    threshold = frozen_pools.val_wrong_min
+    if threshold == 0:
+        detail = f"val_wrong_min is 0: power check off (validation holds {val_wrong} wrong)"
+    else:
+        detail = f"validation holds {val_wrong} baseline-wrong questions, need {threshold}"
+    return AssetCheckResult(passed=threshold == 0 or val_wrong >= threshold,
+                            severity=AssetCheckSeverity.ERROR, description=detail,
+                            metadata={"val_wrong": val_wrong, "threshold": threshold})
+
+
+def frozen_pools_key():  # noqa: ANN201 - AssetKey
+    return frozen_pools.key
+
+
+def _flat(figures: dict) -> dict:
+    return {k: (v if isinstance(v, int | float | str) else json.dumps(v, sort_keys=True))
+            for k, v in figures.items()}

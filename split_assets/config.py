@@ -1,0 +1,209 @@
+"""The config file (``config/video_split.yaml``): pydantic models, loading and validation.
+
+Paths in the file are resolved against the folder that holds the file. Unknown keys are errors
+with the closest valid key suggested; required keys have no default.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from split_assets.errors import ConfigError
+
+DEFAULT_CONFIG_PATH = "config/video_split.yaml"
+CONFIG_ENV_VAR = "SPLIT_ASSETS_CONFIG"
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class VideoSplitConfig(_Section):
+    """The ``video_split`` section: what the split must satisfy."""
+
+    baseline_run_id: str = Field(min_length=1)
+    n_trainval: int = Field(ge=1)
+    epsilon: float = Field(gt=0, le=1)
+    report_floor: int = Field(ge=0)
+    val_wrong_min: int = Field(ge=0)
+    val_ratio: float = Field(ge=0, le=1)
+    seed: int
+    floor_k: dict[str, int]
+    difficulty_field: str = "duration"
+    missing_predictions: Literal["error", "infra"] = "error"
+    infra_stop_reasons: list[str] = Field(default_factory=lambda: ["error", "parse_error"])
+
+    def model_post_init(self, __context: Any) -> None:
+        for task_type, floor in self.floor_k.items():
+            if floor < 0:
+                raise ValueError(f"floor_k[{task_type!r}] must be >= 0, got {floor}")
+
+
+class RulesJudgeConfig(_Section):
+    """Parameters of the offline rules judge (fingerprint components)."""
+
+    step_limit_stop_reasons: list[str] = Field(default_factory=lambda: ["max_steps"])
+    open_tool: str = "open_node"
+
+
+class DiagConfig(_Section):
+    """The ``diag`` section: which judge diagnoses the wrong answers, and how."""
+
+    prompt_version: str = Field(min_length=1)
+    model: str = Field(min_length=1)
+    judge: Literal["rules", "openai"]
+    context: Literal["full", "answer_only"]
+    concurrency: int = Field(default=8, ge=1)
+    skills_version: str = "v1"
+    prompts_dir: str | None = None
+    rules: RulesJudgeConfig = Field(default_factory=RulesJudgeConfig)
+
+
+class PathsConfig(_Section):
+    """The ``paths`` section, relative to the config file's folder."""
+
+    questions_dir: str = "questions"
+    harness_db: str = "harness.db"
+    store_dir: str = "store"
+    signals_db: str = "signals.db"
+    out_dir: str = "splits"
+
+
+class SplitConfig(_Section):
+    """The whole config file."""
+
+    video_split: VideoSplitConfig
+    diag: DiagConfig
+    paths: PathsConfig = Field(default_factory=PathsConfig)
+
+
+@dataclass(frozen=True)
+class ResolvedPaths:
+    """Absolute paths of every input and output."""
+
+    questions_dir: Path
+    harness_db: Path
+    store_dir: Path
+    signals_db: Path
+    out_dir: Path
+    prompts_dir: Path
+
+
+@dataclass(frozen=True)
+class LoadedConfig:
+    """A validated config together with where it came from."""
+
+    config: SplitConfig
+    path: Path
+
+    @property
+    def base_dir(self) -> Path:
+        return self.path.parent
+
+    @property
+    def paths(self) -> ResolvedPaths:
+        p = self.config.paths
+        base = self.base_dir
+        prompts = (
+            (base / self.config.diag.prompts_dir).resolve()
+            if self.config.diag.prompts_dir
+            else shipped_prompts_dir()
+        )
+        return ResolvedPaths(
+            questions_dir=(base / p.questions_dir).resolve(),
+            harness_db=(base / p.harness_db).resolve(),
+            store_dir=(base / p.store_dir).resolve(),
+            signals_db=(base / p.signals_db).resolve(),
+            out_dir=(base / p.out_dir).resolve(),
+            prompts_dir=prompts,
+        )
+
+    def relative(self, path: Path) -> str:
+        """``path`` relative to the config file's folder (for manifests: no absolute paths)."""
+        return os.path.relpath(path, self.base_dir).replace(os.sep, "/")
+
+
+def shipped_prompts_dir() -> Path:
+    """The prompt templates shipped with the package (wheel) or beside it (editable checkout)."""
+    here = Path(__file__).resolve().parent
+    for candidate in (here / "prompts", here.parent / "prompts"):
+        if candidate.is_dir():
+            return candidate
+    return here / "prompts"
+
+
+def config_path_from_env() -> Path:
+    """The config file named by ``SPLIT_ASSETS_CONFIG`` (default ``config/video_split.yaml``)."""
+    return Path(os.environ.get(CONFIG_ENV_VAR) or DEFAULT_CONFIG_PATH)
+
+
+def _unknown_keys(raw: Any, model: type[BaseModel], prefix: str) -> list[str]:
+    """Messages for keys the models do not know, each with the closest valid key."""
+    if not isinstance(raw, dict):
+        return []
+    messages: list[str] = []
+    fields = model.model_fields
+    for key in raw:
+        name = f"{prefix}{key}"
+        if key not in fields:
+            close = difflib.get_close_matches(str(key), list(fields), n=1, cutoff=0.5)
+            hint = f"did you mean '{prefix}{close[0]}'?" if close else (
+                f"valid keys are {', '.join(prefix + f for f in fields)}"
+            )
+            messages.append(f"unknown key '{name}': {hint}")
+            continue
+        annotation = fields[key].annotation
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            messages.extend(_unknown_keys(raw[key], annotation, f"{name}."))
+    return messages
+
+
+def _describe(error: dict[str, Any]) -> str:
+    loc = ".".join(str(part) for part in error["loc"])
+    if error["type"] == "missing":
+        return f"missing required key '{loc}'"
+    value = error.get("input")
+    shown = repr(value) if not isinstance(value, dict) else "a mapping"
+    return f"'{loc}': {error['msg'].rstrip('.')} (got {shown})"
+
+
+def parse_config(raw: Any, path: Path) -> LoadedConfig:
+    """Validate a parsed YAML document; raise ConfigError with every problem on one line."""
+    where = str(path)
+    if not isinstance(raw, dict):
+        raise ConfigError("config file must be a YAML mapping with sections video_split, diag",
+                          where, "see config/video_split.yaml for an example")
+    unknown = _unknown_keys(raw, SplitConfig, "")
+    if unknown:
+        raise ConfigError("; ".join(unknown), where, "fix the key names (README lists every key)")
+    try:
+        config = SplitConfig.model_validate(raw)
+    except ValidationError as exc:
+        problems = "; ".join(_describe(e) for e in exc.errors())
+        raise ConfigError(f"invalid config: {problems}", where,
+                          "fix these keys (README 'Configuration' lists every key)") from None
+    return LoadedConfig(config=config, path=path.resolve())
+
+
+def load_config(path: Path | str | None = None) -> LoadedConfig:
+    """Load and validate the config file (default: ``$SPLIT_ASSETS_CONFIG``)."""
+    path = Path(path) if path is not None else config_path_from_env()
+    if not path.is_file():
+        raise ConfigError(f"config file not found: {path}", CONFIG_ENV_VAR if path ==
+                          config_path_from_env() else "--config",
+                          "pass --config PATH or set SPLIT_ASSETS_CONFIG to a video_split.yaml")
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        at = f"{path}:{mark.line + 1}" if mark is not None else str(path)
+        raise ConfigError(f"config is not valid YAML: {getattr(exc, 'problem', exc)}", at,
+                          "fix the YAML syntax") from None
+    return parse_config(raw, path)

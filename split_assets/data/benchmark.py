@@ -1,0 +1,184 @@
+"""The benchmark: flat question records or the official Video-MME layout, read in name order."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from split_assets.errors import InputError
+from split_assets.lib.canonical import digest_of
+
+SAFE_VIDEO_ID = re.compile(r"^[A-Za-z0-9._-]+$")
+_VIDEO_FIELDS = ("video_id", "duration", "domain", "sub_category")
+_OWN_FIELDS = {"question_id", "video_id", "task_type", "answer", "question", "options",
+               "choices", "evidence_spans"}
+
+
+@dataclass(frozen=True, slots=True)
+class Question:
+    """One benchmark question. ``difficulty`` is the value of the configured difficulty field."""
+
+    question_id: str
+    video_id: str
+    task_type: str
+    difficulty: str
+    answer: str
+    question: str
+    options: tuple[str, ...]
+    evidence_spans: tuple[tuple[float, float], ...] | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def as_record(self) -> dict[str, Any]:
+        """A plain dict (for digests and for rendering judge prompts)."""
+        record: dict[str, Any] = dict(self.extra)
+        record.update(
+            question_id=self.question_id, video_id=self.video_id, task_type=self.task_type,
+            difficulty=self.difficulty, answer=self.answer, question=self.question,
+            options=list(self.options),
+        )
+        if self.evidence_spans is not None:
+            record["evidence_spans"] = [list(span) for span in self.evidence_spans]
+        return record
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    """All questions, sorted by id, with the video grouping the split works on."""
+
+    questions: tuple[Question, ...]
+    difficulty_field: str
+
+    def __post_init__(self) -> None:
+        by_id = {q.question_id: q for q in self.questions}
+        videos: dict[str, list[str]] = {}
+        for q in self.questions:
+            videos.setdefault(q.video_id, []).append(q.question_id)
+        object.__setattr__(self, "by_id", by_id)
+        object.__setattr__(self, "videos", {v: videos[v] for v in sorted(videos)})
+
+    by_id: dict[str, Question] = field(init=False, repr=False)
+    videos: dict[str, list[str]] = field(init=False, repr=False)
+
+    @property
+    def task_types(self) -> list[str]:
+        return sorted({q.task_type for q in self.questions})
+
+    @property
+    def difficulty_levels(self) -> list[str]:
+        return sorted({q.difficulty for q in self.questions})
+
+    def digest(self) -> str:
+        """sha256 over the questions in id order: independent of file names and file order."""
+        return digest_of([q.as_record() for q in self.questions])
+
+
+def _records(path: Path) -> Iterator[tuple[str, Any]]:
+    """(location, record) pairs of one benchmark file."""
+    text = path.read_text(encoding="utf-8")
+    if path.suffix == ".jsonl":
+        for lineno, line in enumerate(text.splitlines(), start=1):
+            if line.strip():
+                try:
+                    yield f"{path.name}:{lineno}", json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise InputError(f"invalid JSON line: {exc.msg}", f"{path}:{lineno}",
+                                     "fix or remove the line") from None
+        return
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"invalid JSON: {exc.msg} at line {exc.lineno}", str(path),
+                         "fix the file") from None
+    items = data if isinstance(data, list) else [data]
+    for index, item in enumerate(items):
+        yield f"{path.name}[{index}]", item
+
+
+def _flatten(location: str, record: Any) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Flat question records; a video record of the official layout gives one per question."""
+    if not isinstance(record, dict):
+        raise InputError("benchmark record is not a JSON object", location,
+                         "each record must be a question or a video with a 'questions' list")
+    if "questions" not in record:
+        yield location, record
+        return
+    questions = record["questions"]
+    if not isinstance(questions, list):
+        raise InputError("'questions' is not a list", location, "fix the video record")
+    video_level = {k: record[k] for k in _VIDEO_FIELDS if k in record}
+    for index, question in enumerate(questions):
+        if not isinstance(question, dict):
+            raise InputError("question is not a JSON object", f"{location}.questions[{index}]",
+                             "fix the record")
+        merged = dict(video_level)
+        merged.update(question)
+        yield f"{location}.questions[{index}]", merged
+
+
+def _spans(value: Any, location: str) -> tuple[tuple[float, float], ...] | None:
+    if value is None:
+        return None
+    try:
+        spans = tuple((float(a), float(b)) for a, b in value)
+    except (TypeError, ValueError):
+        raise InputError("evidence_spans must be a list of [start_s, end_s]", location,
+                         "fix the field or remove it") from None
+    return spans
+
+
+def _question(location: str, rec: dict[str, Any], difficulty_field: str) -> Question:
+    options = rec.get("options", rec.get("choices"))
+    required = ["question_id", "video_id", "task_type", "answer", "question", difficulty_field]
+    missing = [key for key in required if rec.get(key) in (None, "")]
+    if options is None:
+        missing.append("options")
+    if missing:
+        raise InputError(f"question is missing required field(s) {', '.join(missing)}", location,
+                         "add them (difficulty_field is set in video_split.difficulty_field)")
+    video_id = str(rec["video_id"])
+    if not SAFE_VIDEO_ID.match(video_id) or video_id in (".", ".."):
+        raise InputError(f"unsafe video_id {video_id!r}", location,
+                         "video ids may use only letters, digits, '.', '_' and '-'")
+    if not isinstance(options, list) or not all(isinstance(o, str) for o in options):
+        raise InputError("options must be a list of strings", location, "fix the field")
+    answer = str(rec["answer"]).strip().upper()
+    if len(answer) != 1 or not ("A" <= answer <= "Z"):
+        raise InputError(f"answer {rec['answer']!r} is not an option letter", location,
+                         "use a single letter such as 'C'")
+    extra = {k: v for k, v in rec.items() if k not in _OWN_FIELDS and k != difficulty_field}
+    return Question(
+        question_id=str(rec["question_id"]), video_id=video_id, task_type=str(rec["task_type"]),
+        difficulty=str(rec[difficulty_field]), answer=answer, question=str(rec["question"]),
+        options=tuple(options), evidence_spans=_spans(rec.get("evidence_spans"), location),
+        extra=extra,
+    )
+
+
+def load_benchmark(questions_dir: Path, difficulty_field: str = "duration") -> Benchmark:
+    """Read every ``*.json`` / ``*.jsonl`` file of ``questions_dir`` in sorted name order."""
+    if not questions_dir.is_dir():
+        raise InputError(f"benchmark folder not found: {questions_dir}", "paths.questions_dir",
+                         "point paths.questions_dir at the folder of *.json / *.jsonl files")
+    files = sorted(p for p in questions_dir.iterdir()
+                   if p.is_file() and p.suffix in (".json", ".jsonl"))
+    if not files:
+        raise InputError(f"no *.json or *.jsonl files in {questions_dir}", "paths.questions_dir",
+                         "add the benchmark files")
+    seen: dict[str, str] = {}
+    questions: list[Question] = []
+    for path in files:
+        for location, record in _records(path):
+            for qloc, flat in _flatten(location, record):
+                q = _question(qloc, flat, difficulty_field)
+                if q.question_id in seen:
+                    raise InputError(f"duplicate question_id {q.question_id!r}",
+                                     f"{qloc} and {seen[q.question_id]}",
+                                     "question ids must be unique across the benchmark")
+                seen[q.question_id] = qloc
+                questions.append(q)
+    questions.sort(key=lambda q: q.question_id)
+    return Benchmark(questions=tuple(questions), difficulty_field=difficulty_field)

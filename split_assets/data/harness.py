@@ -1,0 +1,200 @@
+"""Read-only access to the harness database: canonical predictions, letters, traces."""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from split_assets.data.benchmark import Benchmark
+from split_assets.errors import InputError
+from split_assets.lib.canonical import digest_of
+
+# Video-MME's own scorer removes these phrases before looking for a letter.
+_ANSWER_PREFIXES = (
+    "The best answer is", "The correct answer is", "The answer is", "The answer",
+    "The best option is", "The correct option is", "Best answer:", "Best option:",
+)
+_LETTER = re.compile(r"[ABCD]")
+TRACE_KINDS = ("thought", "tool_call", "observation", "answer")
+
+
+def extract_letter(raw_response: str | None, prediction: str | None = None) -> str:
+    """The option letter of a response, exactly as Video-MME's scorer extracts it ('' if none)."""
+    text = raw_response if raw_response else (prediction or "")
+    text = text.strip()
+    for prefix in _ANSWER_PREFIXES:
+        text = text.replace(prefix, "")
+    found = _LETTER.search(text)
+    if len(text.split()) > 10 and found is None:
+        return ""
+    return found.group(0) if found else ""
+
+
+@dataclass(frozen=True, slots=True)
+class CanonicalPrediction:
+    """The one prediction of a question in a run, normalized to a letter."""
+
+    question_id: str
+    video_id: str
+    task_type: str
+    difficulty: str
+    answer: str
+    letter: str
+    correct: bool
+    infra: bool
+    stop_reason: str | None
+    missing: bool
+    session_id: str | None
+    raw_response: str | None
+
+
+@contextmanager
+def open_readonly(path: Path) -> Iterator[sqlite3.Connection]:
+    """Open a SQLite file read-only (``mode=ro``): the pipeline never writes the harness db."""
+    if not path.is_file():
+        raise InputError(f"harness database not found: {path}", "paths.harness_db",
+                         "point paths.harness_db at the agent's SQLite database")
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        yield conn
+    finally:
+        conn.close()
+
+
+def _require_table(conn: sqlite3.Connection, table: str, columns: Iterable[str], db: Path) -> None:
+    cols = {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
+    if not cols:
+        raise InputError(f"harness database has no table '{table}'", str(db),
+                         "see README 'Harness database' for the schema")
+    missing = [c for c in columns if c not in cols]
+    if missing:
+        raise InputError(f"table '{table}' lacks column(s) {', '.join(missing)}", str(db),
+                         "see README 'Harness database' for the schema")
+
+
+_PRED_COLUMNS = ("run_id", "question_id", "prediction", "raw_response", "stop_reason",
+                 "attempt", "created_at", "session_id")
+
+
+def run_ids(db: Path) -> list[str]:
+    """Every run id present in the predictions table."""
+    with open_readonly(db) as conn:
+        _require_table(conn, "predictions", _PRED_COLUMNS, db)
+        return [r[0] for r in conn.execute("SELECT DISTINCT run_id FROM predictions ORDER BY 1")]
+
+
+def _raw_rows(db: Path, run_id: str) -> list[tuple[Any, ...]]:
+    with open_readonly(db) as conn:
+        _require_table(conn, "predictions", _PRED_COLUMNS, db)
+        rows = conn.execute(
+            "SELECT question_id, prediction, raw_response, stop_reason, attempt, created_at,"
+            " session_id FROM predictions WHERE run_id = ?", (run_id,)).fetchall()
+        if not rows:
+            present = [r[0] for r in conn.execute(
+                "SELECT DISTINCT run_id FROM predictions ORDER BY 1")]
+            shown = ", ".join(present[:10]) + (" ..." if len(present) > 10 else "")
+            raise InputError(f"run id {run_id!r} not in the harness database (runs present: "
+                             f"{shown or 'none'})", "video_split.baseline_run_id",
+                             "set baseline_run_id to one of the runs present")
+    return rows
+
+
+def canonical_predictions(db: Path, run_id: str, benchmark: Benchmark,
+                          infra_stop_reasons: Iterable[str],
+                          missing_policy: str = "error") -> list[CanonicalPrediction]:
+    """One prediction per benchmark question, by the greatest (attempt, created_at).
+
+    Fails on predictions for unknown questions, on ties with different content, and (unless
+    ``missing_policy == 'infra'``) on benchmark questions without a prediction.
+    """
+    infra_reasons = set(infra_stop_reasons)
+    best: dict[str, tuple[Any, ...]] = {}
+    unknown: set[str] = set()
+    for row in _raw_rows(db, run_id):
+        qid = str(row[0])
+        if qid not in benchmark.by_id:
+            unknown.add(qid)
+            continue
+        key = (int(row[4] or 0), str(row[5] or ""))
+        current = best.get(qid)
+        if current is None or key > (int(current[4] or 0), str(current[5] or "")):
+            best[qid] = row
+        elif key == (int(current[4] or 0), str(current[5] or "")) and row[1:4] != current[1:4]:
+            raise InputError(
+                f"question {qid!r} has two predictions with the same attempt {key[0]} and "
+                f"created_at {key[1]!r} but different content", f"harness db run {run_id!r}",
+                "remove the duplicate row or give it a later attempt")
+    if unknown:
+        shown = ", ".join(sorted(unknown)[:5])
+        raise InputError(f"{len(unknown)} prediction(s) for questions not in the benchmark "
+                         f"(e.g. {shown})", f"harness db run {run_id!r}",
+                         "use the benchmark the run was made on (paths.questions_dir)")
+    missing = [qid for qid in benchmark.by_id if qid not in best]
+    if missing and missing_policy != "infra":
+        raise InputError(f"{len(missing)} benchmark question(s) have no prediction in run "
+                         f"{run_id!r} (e.g. {', '.join(missing[:5])})", "video_split",
+                         "complete the run, or set missing_predictions: infra to count them as "
+                         "INFRA (T0)")
+    out: list[CanonicalPrediction] = []
+    for q in benchmark.questions:
+        row = best.get(q.question_id)
+        if row is None:
+            out.append(CanonicalPrediction(q.question_id, q.video_id, q.task_type, q.difficulty,
+                                           q.answer, "", False, True, None, True, None, None))
+            continue
+        letter = extract_letter(row[2], row[1])
+        correct = letter == q.answer
+        stop = row[3]
+        infra = not correct and (letter == "" or stop in infra_reasons)
+        out.append(CanonicalPrediction(q.question_id, q.video_id, q.task_type, q.difficulty,
+                                       q.answer, letter, correct, infra, stop, False, row[6],
+                                       row[2] if row[2] is not None else row[1]))
+    return out
+
+
+def predictions_digest(preds: list[CanonicalPrediction]) -> str:
+    """Digest of the canonical predictions: independent of the db's row order."""
+    return digest_of([[p.question_id, p.letter, p.correct, p.infra, p.stop_reason]
+                      for p in sorted(preds, key=lambda p: p.question_id)])
+
+
+@dataclass(frozen=True, slots=True)
+class TraceStep:
+    """One step of an agent trace; ``content`` is the parsed JSON."""
+
+    step: int
+    kind: str
+    content: Any
+
+
+def load_traces(db: Path, run_id: str, question_ids: Iterable[str]) -> dict[str, list[TraceStep]]:
+    """The trace of each asked question (questions without one are absent from the result)."""
+    wanted = set(question_ids)
+    traces: dict[str, list[TraceStep]] = {}
+    with open_readonly(db) as conn:
+        _require_table(conn, "traces", ("run_id", "question_id", "step", "kind", "content"), db)
+        rows = conn.execute("SELECT question_id, step, kind, content FROM traces WHERE run_id = ?",
+                            (run_id,)).fetchall()
+    for qid, step, kind, content in rows:
+        if qid not in wanted:
+            continue
+        if kind not in TRACE_KINDS:
+            raise InputError(f"trace step {step} of {qid!r} has unknown kind {kind!r}",
+                             f"harness db traces, run {run_id!r}",
+                             f"kind must be one of {', '.join(TRACE_KINDS)}")
+        try:
+            parsed = json.loads(content) if isinstance(content, str) else content
+        except json.JSONDecodeError:
+            raise InputError(f"trace step {step} of {qid!r} has content that is not JSON",
+                             f"harness db traces, run {run_id!r}",
+                             "store content as JSON") from None
+        traces.setdefault(qid, []).append(TraceStep(int(step), str(kind), parsed))
+    for steps in traces.values():
+        steps.sort(key=lambda s: (s.step, s.kind, json.dumps(s.content, sort_keys=True)))
+    return traces

@@ -1,0 +1,48 @@
+"""The diagnosis fingerprint: ``fp-`` + 12 hex of sha256 over the judge's identity.
+
+Components (SPEC §2, §7): judge, model, prompt_version, context, the digest of the prompt
+templates the judge uses, the digest of the judge's own source files, and its call settings.
+Nothing else (no git SHA, no data digests), so unrelated commits never force a re-diagnosis.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from split_assets.config import LoadedConfig
+from split_assets.judge import Judge, build_judge
+from split_assets.judge.prompts import load_templates, templates_digest
+from split_assets.lib.canonical import digest_of, sha256_hex
+
+
+@dataclass(frozen=True)
+class Fingerprint:
+    """A fingerprint key together with the components it was computed from."""
+
+    key: str
+    components: dict[str, Any]
+
+
+def source_digest(files: list[Path]) -> str:
+    """Digest of source files by name and content (line endings normalized)."""
+    return digest_of({path.name: sha256_hex(path.read_bytes().replace(b"\r\n", b"\n"))
+                      for path in sorted(files, key=lambda p: p.name)})
+
+
+def compute_fingerprint(loaded: LoadedConfig, judge: Judge | None = None) -> Fingerprint:
+    """The fingerprint of the judge a config describes."""
+    diag = loaded.config.diag
+    judge = judge or build_judge(diag)
+    templates = load_templates(loaded.paths.prompts_dir, judge.required_templates())
+    components = {
+        "judge": diag.judge,
+        "model": diag.model,
+        "prompt_version": diag.prompt_version,
+        "context": diag.context,
+        "prompts_digest": templates_digest(templates),
+        "judge_source_digest": source_digest(judge.source_files()),
+        "settings": judge.settings(),
+    }
+    return Fingerprint("fp-" + digest_of(components)[:12], components)

@@ -1,0 +1,24 @@
+"""Judges: turn one wrong answer into a diagnosis. ``build_judge`` is the one place that picks
+a judge from the config, so a new judge plugs in without touching the assets."""
+
+from __future__ import annotations
+
+from split_assets.config import DiagConfig
+from split_assets.errors import ConfigError
+from split_assets.judge.base import Diagnosis, Judge, JudgeCase, JudgeOutcome
+from split_assets.judge.rules import RulesJudge
+
+__all__ = ["Diagnosis", "Judge", "JudgeCase", "JudgeOutcome", "RulesJudge", "build_judge"]
+
+
+def build_judge(diag: DiagConfig) -> Judge:
+    """The judge named by ``diag.judge`` in ``diag.context``; unsupported pairs are refused."""
+    if diag.judge == "rules":
+        if diag.context == "answer_only":
+            raise ConfigError("diag.context: answer_only is not supported by the rules judge yet",
+                              "diag.context",
+                              "use context: full (needs traces, trees and skills); answer-only "
+                              "rules arrive with the importers")
+        return RulesJudge(diag.rules, diag.context)
+    raise ConfigError(f"diag.judge: {diag.judge} is not available in this version", "diag.judge",
+                      "use judge: rules (offline, no API key)")

@@ -1,0 +1,86 @@
+"""The judge interface: what a judge reads (a case), what it returns (a diagnosis)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, Protocol
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from split_assets.data.benchmark import Question
+from split_assets.data.harness import CanonicalPrediction, TraceStep
+from split_assets.data.store import Skill, VideoTree
+
+ErrorType = Literal["perception", "temporal_grounding", "retrieval", "reasoning", "knowledge",
+                    "instruction_following", "other"]
+CauseCategory = Literal["missed_evidence", "misread_evidence", "insufficient_evidence",
+                        "confirmation_bias", "skill_nonadherence", "flawed_inference",
+                        "ambiguous_item", "other"]
+
+
+class Diagnosis(BaseModel):
+    """The structured verdict on one wrong answer (SPEC §7)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    tier: Literal["T1", "T2"]
+    error_type: ErrorType
+    cause_category: CauseCategory
+    evolution_target: str | None = Field(
+        default=None, pattern=r"^(skill|prompt|tool):[A-Za-z0-9_.\-]+$")
+    rationale: str = Field(min_length=1, max_length=2000)
+    confidence: float = Field(ge=0.0, le=1.0)
+
+
+@dataclass(frozen=True)
+class JudgeCase:
+    """Everything a judge may read about one wrong answer. Trace, tree and skills are set only
+    in ``full`` context."""
+
+    question: Question
+    prediction: CanonicalPrediction
+    trace: list[TraceStep] | None = None
+    tree: VideoTree | None = None
+    skills: list[Skill] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class JudgeOutcome:
+    """A diagnosis (``None`` when the judge could not produce a valid one: degraded) and what
+    it cost."""
+
+    diagnosis: Diagnosis | None
+    degraded_reason: str | None = None
+    calls: int = 0
+    cache_hits: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency_ms: float = 0.0
+    reported_model: str | None = None
+
+
+class Judge(Protocol):
+    """What the assets need of a judge; the rules and the openai judge both provide it."""
+
+    name: str
+
+    def settings(self) -> dict[str, Any]:
+        """Call settings / parameters that change what the judge answers (fingerprinted)."""
+        ...
+
+    def required_templates(self) -> tuple[str, ...]:
+        """Prompt templates this judge reads, in its configured context."""
+        ...
+
+    def source_files(self) -> list[Path]:
+        """The judge's own source files, whose digest is a fingerprint component."""
+        ...
+
+    def estimated_calls_per_question(self) -> int:
+        """Endpoint calls a diagnosis costs (0 for offline judges)."""
+        ...
+
+    async def diagnose(self, case: JudgeCase) -> JudgeOutcome:
+        """Diagnose one wrong answer."""
+        ...

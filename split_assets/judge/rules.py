@@ -1,0 +1,130 @@
+"""The offline rules judge: deterministic diagnoses from documented features of the data.
+
+``full`` context, applied in order to each wrong, non-INFRA answer (README "The rules judge"):
+
+1. step limit: the run stopped with a stop_reason in ``step_limit_stop_reasons`` -> T2
+   (retrieval / insufficient_evidence, target ``prompt:search_budget``);
+2. missed evidence: the question has ``evidence_spans`` and no node the agent opened overlaps
+   any of them -> T2 (missed_evidence, target the task type's skill or ``tool:open_node``);
+3. no look at all: no evidence spans labelled and the agent opened no node -> T2;
+4. skill non-adherence: a skill applies to the task type and names a ``required_tool`` the
+   trace never called -> T2 (skill_nonadherence, target ``skill:<name>``);
+5. otherwise a lapse -> T1: it had the evidence in front of it and still answered wrong.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from split_assets.config import RulesJudgeConfig
+from split_assets.data.store import Skill
+from split_assets.errors import InputError
+from split_assets.judge.base import Diagnosis, JudgeCase, JudgeOutcome
+
+# The error type a wrong answer of each Video-MME task type most plausibly shows.
+ERROR_TYPE_BY_TASK: dict[str, str] = {
+    "Action Reasoning": "reasoning",
+    "Action Recognition": "perception",
+    "Attribute Perception": "perception",
+    "Counting Problem": "perception",
+    "Information Synopsis": "reasoning",
+    "OCR Problems": "perception",
+    "Object Reasoning": "reasoning",
+    "Object Recognition": "perception",
+    "Spatial Perception": "perception",
+    "Spatial Reasoning": "reasoning",
+    "Temporal Perception": "temporal_grounding",
+    "Temporal Reasoning": "temporal_grounding",
+}
+
+
+def _skill_for(task_type: str, skills: list[Skill]) -> Skill | None:
+    for skill in skills:
+        if task_type in skill.applies_to:
+            return skill
+    return None
+
+
+class RulesJudge:
+    """Offline, deterministic judge (the embedded default; no API key)."""
+
+    name = "rules"
+
+    def __init__(self, params: RulesJudgeConfig, context: str) -> None:
+        self.params = params
+        self.context = context
+
+    def settings(self) -> dict[str, Any]:
+        return self.params.model_dump(mode="json")
+
+    def required_templates(self) -> tuple[str, ...]:
+        return ()
+
+    def source_files(self) -> list[Path]:
+        here = Path(__file__).resolve().parent
+        return [here / "rules.py", here / "base.py"]
+
+    def estimated_calls_per_question(self) -> int:
+        return 0
+
+    async def diagnose(self, case: JudgeCase) -> JudgeOutcome:
+        return JudgeOutcome(diagnosis=self.decide(case))
+
+    def decide(self, case: JudgeCase) -> Diagnosis:
+        """Apply the rules of the module docstring to one case."""
+        q, pred = case.question, case.prediction
+        if case.trace is None or case.tree is None:
+            raise InputError(f"rules judge in full context needs the trace and tree of "
+                             f"{q.question_id!r}", "diag.context", "provide them")
+        error_type = ERROR_TYPE_BY_TASK.get(q.task_type, "other")
+        skill = _skill_for(q.task_type, case.skills)
+        skill_target = f"skill:{skill.name}" if skill else None
+        calls = [s.content for s in case.trace
+                 if s.kind == "tool_call" and isinstance(s.content, dict)]
+        tools = {str(c.get("tool")) for c in calls}
+        opened: list[str] = []
+        for call in calls:
+            if call.get("tool") == self.params.open_tool:
+                node_id = str((call.get("args") or {}).get("node_id"))
+                if node_id not in case.tree.nodes:
+                    raise InputError(f"trace of {q.question_id!r} opens node {node_id!r}, which "
+                                     f"is not in the tree of video {q.video_id!r}",
+                                     "paths.store_dir", "use the tree the run was made on")
+                opened.append(node_id)
+
+        if pred.stop_reason in self.params.step_limit_stop_reasons:
+            return Diagnosis(tier="T2", error_type="retrieval",
+                             cause_category="insufficient_evidence",
+                             evolution_target="prompt:search_budget",
+                             rationale=f"The agent hit its step limit ({pred.stop_reason}) after "
+                                       f"opening {len(opened)} nodes and had to guess.",
+                             confidence=0.9)
+        if q.evidence_spans:
+            hit = any(case.tree.nodes[n].overlaps(a, b)
+                      for n in opened for a, b in q.evidence_spans)
+            if not hit:
+                kind = ("temporal_grounding" if error_type == "temporal_grounding"
+                        else "retrieval")
+                return Diagnosis(tier="T2", error_type=kind, cause_category="missed_evidence",
+                                 evolution_target=skill_target or "tool:open_node",
+                                 rationale=f"None of the {len(opened)} nodes the agent opened "
+                                           "overlaps the labelled evidence span.",
+                                 confidence=0.85)
+        elif not opened:
+            return Diagnosis(tier="T2", error_type="retrieval", cause_category="missed_evidence",
+                             evolution_target=skill_target or "tool:open_node",
+                             rationale="The agent answered without opening any node of the "
+                                       "video tree.", confidence=0.8)
+        if skill and skill.required_tool and skill.required_tool not in tools:
+            return Diagnosis(tier="T2", error_type=error_type,
+                             cause_category="skill_nonadherence", evolution_target=skill_target,
+                             rationale=f"Skill '{skill.name}' requires the tool "
+                                       f"'{skill.required_tool}', which the agent never called.",
+                             confidence=0.8)
+        cause = "misread_evidence" if q.evidence_spans else "flawed_inference"
+        return Diagnosis(tier="T1", error_type=error_type, cause_category=cause,
+                         evolution_target=None,
+                         rationale="The agent opened the relevant part of the video and followed "
+                                   "its skill, yet answered wrong: a lapse.",
+                         confidence=0.6 if q.evidence_spans else 0.4)

@@ -1,0 +1,296 @@
+"""The pipeline's steps as plain functions over plain data (no Dagster).
+
+The assets (``assets.py``) and the CLI are thin shells over these; the tests call them directly.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import difflib
+import sqlite3
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from split_assets.config import LoadedConfig
+from split_assets.data.benchmark import Benchmark, load_benchmark
+from split_assets.data.harness import (
+    CanonicalPrediction,
+    canonical_predictions,
+    load_traces,
+    predictions_digest,
+)
+from split_assets.data.signals import SignalRow, SignalStore
+from split_assets.data.store import load_skills, load_tree, skills_digest
+from split_assets.errors import ConfigError, InputError
+from split_assets.fingerprint import Fingerprint, compute_fingerprint
+from split_assets.judge import Judge, JudgeCase, build_judge
+from split_assets.lib.canonical import digest_of
+from split_assets.split.freeze import split_id
+from split_assets.split.problem import SplitProblem, SplitQuestion
+
+
+@dataclass
+class Context:
+    """A validated config with the judge and fingerprint it describes."""
+
+    loaded: LoadedConfig
+    judge: Judge
+    fingerprint: Fingerprint
+
+    @property
+    def run_id(self) -> str:
+        return self.loaded.config.video_split.baseline_run_id
+
+    @property
+    def split_id(self) -> str:
+        vs = self.loaded.config.video_split
+        return split_id(vs.baseline_run_id, vs.model_dump(mode="json"))
+
+    @property
+    def out_dir(self) -> Path:
+        return self.loaded.paths.out_dir / self.fingerprint.key / self.split_id
+
+
+def make_context(loaded: LoadedConfig) -> Context:
+    """Build the judge and compute the fingerprint (config and prompt errors surface here)."""
+    judge = build_judge(loaded.config.diag)
+    return Context(loaded, judge, compute_fingerprint(loaded, judge))
+
+
+def check_partition(ctx: Context, partition_key: str) -> None:
+    """A partition must be the fingerprint of the config it is materialized with."""
+    if partition_key != ctx.fingerprint.key:
+        raise ConfigError(
+            f"partition {partition_key} is not the fingerprint of the current config "
+            f"({ctx.fingerprint.key})", str(ctx.loaded.path),
+            f"materialize partition {ctx.fingerprint.key} (register it with "
+            "'split-assets fingerprint --register') or restore the config that made "
+            f"{partition_key}")
+
+
+# ---------------------------------------------------------------- inputs -----------------
+
+def load_inputs(ctx: Context) -> tuple[Benchmark, list[CanonicalPrediction]]:
+    """The benchmark and the baseline's canonical predictions, with floor_k keys checked."""
+    vs = ctx.loaded.config.video_split
+    paths = ctx.loaded.paths
+    benchmark = load_benchmark(paths.questions_dir, vs.difficulty_field)
+    check_floor_keys(vs.floor_k, benchmark.task_types)
+    preds = canonical_predictions(paths.harness_db, vs.baseline_run_id, benchmark,
+                                  vs.infra_stop_reasons, vs.missing_predictions)
+    return benchmark, preds
+
+
+def check_floor_keys(floor_k: dict[str, int], task_types: list[str]) -> None:
+    """Every floor_k key must be a task type of the benchmark (a typo would silently floor 0)."""
+    for key in sorted(floor_k):
+        if key not in task_types:
+            close = difflib.get_close_matches(key, task_types, n=3, cutoff=0.4)
+            hint = (f"did you mean {' or '.join(repr(c) for c in close)}?" if close
+                    else f"task types are: {', '.join(task_types)}")
+            raise ConfigError(f"floor_k names task type {key!r}, which is not in the benchmark",
+                              "video_split.floor_k", hint)
+
+
+def wrong_to_diagnose(preds: list[CanonicalPrediction]) -> list[CanonicalPrediction]:
+    """Wrong, non-INFRA answers: the ones the judge sees."""
+    return [p for p in preds if not p.correct and not p.infra]
+
+
+def infra_rows(preds: list[CanonicalPrediction], ctx: Context) -> list[SignalRow]:
+    """T0 rows for every wrong INFRA answer (never sent to the judge)."""
+    return [SignalRow(question_id=p.question_id, baseline_run_id=ctx.run_id,
+                      diag_fingerprint=ctx.fingerprint.key, video_id=p.video_id,
+                      task_type=p.task_type, tier="T0", infra=True, session_id=p.session_id,
+                      rationale=infra_cause(p))
+            for p in preds if not p.correct and p.infra]
+
+
+def infra_cause(p: CanonicalPrediction) -> str:
+    """Why an answer counts as INFRA: missing prediction, stop reason, or no letter."""
+    if p.missing:
+        return "missing_prediction"
+    if p.letter == "":
+        return f"empty_prediction ({p.stop_reason})" if p.stop_reason else "empty_prediction"
+    return f"stop_reason:{p.stop_reason}"
+
+
+# ---------------------------------------------------------------- diagnosis --------------
+
+def build_cases(ctx: Context, benchmark: Benchmark,
+                preds: list[CanonicalPrediction]) -> list[JudgeCase]:
+    """The judge's view of each prediction; ``full`` context loads traces, trees and skills and
+    fails loud when one is missing."""
+    if ctx.loaded.config.diag.context != "full" or not preds:
+        return [JudgeCase(benchmark.by_id[p.question_id], p) for p in preds]
+    paths = ctx.loaded.paths
+    traces = load_traces(paths.harness_db, ctx.run_id, [p.question_id for p in preds])
+    missing = [p.question_id for p in preds if not traces.get(p.question_id)]
+    if missing:
+        raise InputError(f"{len(missing)} wrong answer(s) have no trace in run {ctx.run_id!r} "
+                         f"(e.g. {', '.join(missing[:5])})", "harness db traces",
+                         "record the traces, or use diag.context: answer_only")
+    skills = load_skills(paths.store_dir, ctx.loaded.config.diag.skills_version)
+    trees = {v: load_tree(paths.store_dir, v) for v in sorted({p.video_id for p in preds})}
+    return [JudgeCase(benchmark.by_id[p.question_id], p, traces[p.question_id],
+                      trees[p.video_id], skills) for p in preds]
+
+
+@dataclass
+class DiagnosisReport:
+    """What one diagnosis pass did (asset metadata)."""
+
+    total_wrong: int
+    already_done: int
+    diagnosed: int = 0
+    degraded: int = 0
+    calls: int = 0
+    cache_hits: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latencies_ms: list[float] = field(default_factory=list)
+    wall_s: float = 0.0
+
+
+async def _diagnose_all(ctx: Context, cases: list[JudgeCase], store: SignalStore,
+                        report: DiagnosisReport, progress: Callable[[str], None],
+                        progress_every_s: float) -> None:
+    sem = asyncio.Semaphore(ctx.loaded.config.diag.concurrency)
+    started = time.monotonic()
+    last = started
+
+    async def one(case: JudgeCase) -> None:
+        nonlocal last
+        async with sem:
+            outcome = await ctx.judge.diagnose(case)
+        d = outcome.diagnosis
+        p = case.prediction
+        row = SignalRow(
+            question_id=p.question_id, baseline_run_id=ctx.run_id,
+            diag_fingerprint=ctx.fingerprint.key, video_id=p.video_id, task_type=p.task_type,
+            tier=d.tier if d else "T1", error_type=d.error_type if d else None,
+            cause_category=d.cause_category if d else None,
+            evolution_target=d.evolution_target if d else None, degraded=d is None,
+            session_id=p.session_id,
+            rationale=d.rationale if d else (outcome.degraded_reason or "no valid diagnosis"),
+            confidence=d.confidence if d else None, reported_model=outcome.reported_model,
+            prompt_tokens=outcome.prompt_tokens, completion_tokens=outcome.completion_tokens,
+            latency_ms=outcome.latency_ms)
+        store.upsert(row)  # committed before moving on: a crash loses nothing finished
+        report.diagnosed += 1
+        report.degraded += d is None
+        report.calls += outcome.calls
+        report.cache_hits += outcome.cache_hits
+        report.prompt_tokens += outcome.prompt_tokens
+        report.completion_tokens += outcome.completion_tokens
+        if outcome.calls:
+            report.latencies_ms.append(outcome.latency_ms)
+        now = time.monotonic()
+        if now - last >= progress_every_s or report.diagnosed == len(cases):
+            last = now
+            progress(progress_line(report.diagnosed, len(cases), now - started, report))
+
+    await asyncio.gather(*(one(c) for c in cases))
+    report.wall_s = time.monotonic() - started
+
+
+def progress_line(done: int, total: int, elapsed_s: float, report: DiagnosisReport) -> str:
+    rate = done / elapsed_s if elapsed_s > 0 else 0.0
+    eta = (total - done) / rate if rate > 0 else 0.0
+    return (f"diagnosis {done}/{total} ({rate:.1f}/s, ETA {eta:.0f}s, calls {report.calls}, "
+            f"tokens {report.prompt_tokens + report.completion_tokens})")
+
+
+def diagnose(ctx: Context, benchmark: Benchmark, preds: list[CanonicalPrediction],
+             store: SignalStore, progress: Callable[[str], None] = lambda _: None,
+             progress_every_s: float = 10.0) -> DiagnosisReport:
+    """Diagnose each wrong, non-INFRA answer not yet done (or degraded) for (run, fingerprint)."""
+    wrong = wrong_to_diagnose(preds)
+    done = store.done_question_ids(ctx.run_id, ctx.fingerprint.key)
+    todo = [p for p in wrong if p.question_id not in done]
+    report = DiagnosisReport(total_wrong=len(wrong), already_done=len(wrong) - len(todo))
+    if todo:
+        cases = build_cases(ctx, benchmark, todo)
+        asyncio.run(_diagnose_all(ctx, cases, store, report, progress, progress_every_s))
+    return report
+
+
+def count_done(signals_db: Path, run_id: str, fingerprint: str) -> int:
+    """Finished diagnoses already stored, read without creating or writing anything."""
+    if not signals_db.is_file():
+        return 0
+    conn = sqlite3.connect(f"file:{signals_db}?mode=ro", uri=True)
+    try:
+        return int(conn.execute(
+            "SELECT COUNT(*) FROM signals WHERE baseline_run_id = ? AND diag_fingerprint = ? "
+            "AND degraded = 0 AND infra = 0", (run_id, fingerprint)).fetchone()[0])
+    except sqlite3.OperationalError:
+        return 0
+    finally:
+        conn.close()
+
+
+# ---------------------------------------------------------------- split ------------------
+
+def split_questions(preds: list[CanonicalPrediction], rows: list[SignalRow],
+                    ctx: Context) -> list[SplitQuestion]:
+    """Join predictions with their signal rows; every wrong answer must have one."""
+    by_qid = {r.question_id: r for r in rows}
+    missing = [p.question_id for p in preds if not p.correct and p.question_id not in by_qid]
+    if missing:
+        raise InputError(f"{len(missing)} wrong answer(s) have no signal row for "
+                         f"{ctx.fingerprint.key} (e.g. {', '.join(missing[:5])})",
+                         str(ctx.loaded.paths.signals_db),
+                         "materialize infra_t0_signals and diagnosis_signals first")
+    out = []
+    for p in preds:
+        row = None if p.correct else by_qid[p.question_id]
+        out.append(SplitQuestion(p.question_id, p.video_id, p.task_type, p.difficulty, p.correct,
+                                 row.tier if row else None, row.degraded if row else False))
+    return out
+
+
+def split_problem(ctx: Context, preds: list[CanonicalPrediction],
+                  rows: list[SignalRow]) -> SplitProblem:
+    return SplitProblem.from_config(split_questions(preds, rows, ctx),
+                                    ctx.loaded.config.video_split)
+
+
+def signals_digest(rows: list[SignalRow]) -> str:
+    """Digest of what the split consumed of the signals (tier, degraded), order-free."""
+    return digest_of(sorted([r.question_id, r.tier, r.degraded] for r in rows))
+
+
+def input_digests(ctx: Context, benchmark: Benchmark, preds: list[CanonicalPrediction],
+                  rows: list[SignalRow]) -> dict[str, str]:
+    """Digests of the inputs, none depending on file or row order."""
+    digests = {"benchmark": benchmark.digest(), "baseline_predictions": predictions_digest(preds),
+               "signals": signals_digest(rows)}
+    if ctx.loaded.config.diag.context == "full":
+        store = ctx.loaded.paths.store_dir
+        skills = load_skills(store, ctx.loaded.config.diag.skills_version)
+        digests["skills"] = skills_digest(skills)
+        videos = sorted({r.video_id for r in rows if not r.infra})
+        digests["trees"] = digest_of({v: load_tree(store, v).digest for v in videos})
+    return digests
+
+
+def config_snapshot(ctx: Context) -> dict[str, Any]:
+    """The config as run, paths relative to the config file's folder."""
+    snap = ctx.loaded.config.model_dump(mode="json")
+    paths = ctx.loaded.paths
+    snap["paths"] = {name: ctx.loaded.relative(getattr(paths, name))
+                     for name in ("questions_dir", "harness_db", "store_dir", "signals_db",
+                                  "out_dir")}
+    if snap["diag"].get("prompts_dir") is None:
+        snap["diag"]["prompts_dir"] = "(shipped)"
+    return snap
+
+
+def tier_distribution(rows: list[SignalRow]) -> dict[str, int]:
+    counts = Counter("degraded" if r.degraded else r.tier for r in rows)
+    return {k: counts[k] for k in sorted(counts)}

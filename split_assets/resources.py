@@ -1,0 +1,30 @@
+"""The one place that builds resources, shared by Definitions, the CLI and the tests."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from dagster import ConfigurableResource
+
+from split_assets.config import config_path_from_env, load_config
+from split_assets.pipeline import Context, check_partition, make_context
+
+GENERATED_AT_TAG = "split_assets/generated_at"
+
+
+class SplitConfigResource(ConfigurableResource):
+    """Where the config file is; every asset loads and validates it through here."""
+
+    config_path: str
+
+    def context_for(self, partition_key: str) -> Context:
+        """The pipeline context of this config, checked against the partition being run."""
+        ctx = make_context(load_config(Path(self.config_path)))
+        check_partition(ctx, partition_key)
+        return ctx
+
+
+def build_resources(config_path: Path | str | None = None) -> dict[str, object]:
+    """Resources for a config file (default: ``$SPLIT_ASSETS_CONFIG``)."""
+    path = Path(config_path) if config_path is not None else config_path_from_env()
+    return {"split_config": SplitConfigResource(config_path=str(path.absolute()))}

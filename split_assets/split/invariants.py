@@ -1,0 +1,90 @@
+"""The six invariants of a frozen split (SPEC §6.6), re-verified from the file on disk."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from split_assets.lib.canonical import sha256_hex
+from split_assets.split.problem import SplitProblem, category_of
+
+INVARIANTS = ("pools_disjoint", "pools_cover_benchmark", "videos_atomic", "floors_met",
+              "test_within_epsilon", "pools_sha256_matches")
+
+
+@dataclass(frozen=True)
+class InvariantResult:
+    """The outcome of one invariant with the figures behind it."""
+
+    name: str
+    passed: bool
+    detail: str
+    figures: dict[str, Any]
+
+
+def verify(problem: SplitProblem, pools_path: Path,
+           expected_sha256: str | None = None) -> list[InvariantResult]:
+    """Check all six invariants of ``pools_path`` against the problem it was built from."""
+    data = pools_path.read_bytes()
+    doc = json.loads(data)
+    pools: dict[str, list[str]] = doc["pools"]
+    results = []
+
+    sets = {k: set(v) for k, v in pools.items()}
+    overlap = (sets["train"] & sets["validation"]) | (sets["train"] & sets["test"]) | (
+        sets["validation"] & sets["test"])
+    results.append(InvariantResult("pools_disjoint", not overlap,
+                                   f"{len(overlap)} question(s) in more than one pool",
+                                   {"overlap": len(overlap)}))
+
+    union = sets["train"] | sets["validation"] | sets["test"]
+    everything = {q.question_id for q in problem.questions}
+    missing, extra = everything - union, union - everything
+    results.append(InvariantResult("pools_cover_benchmark", not missing and not extra,
+                                   f"{len(missing)} missing, {len(extra)} unknown",
+                                   {"missing": len(missing), "unknown": len(extra),
+                                    "questions": len(union)}))
+
+    pool_of = {qid: name for name, ids in pools.items() for qid in ids}
+    split_videos = [v for v, qs in problem.videos.items()
+                    if len({pool_of.get(q.question_id) for q in qs}) != 1]
+    results.append(InvariantResult("videos_atomic", not split_videos,
+                                   f"{len(split_videos)} video(s) span several pools",
+                                   {"split_videos": len(split_videos)}))
+
+    trainval = sets["train"] | sets["validation"]
+    short = {}
+    got_by_type = {}
+    for task_type, floor in sorted(problem.floor_k.items()):
+        got = sum(1 for q in problem.questions
+                  if q.question_id in trainval and q.task_type == task_type and q.is_floor_t2)
+        got_by_type[task_type] = got
+        if got < floor:
+            short[task_type] = f"{got} < {floor}"
+    results.append(InvariantResult("floors_met", not short,
+                                   "; ".join(f"{k}: {v}" for k, v in short.items()) or "all met",
+                                   {"trainval_t2": got_by_type}))
+
+    test = [q for q in problem.questions if q.question_id in sets["test"]]
+    worst, worst_label, over = 0.0, "", []
+    for cat in problem.categories:
+        g = sum(category_of(q, cat) for q in problem.questions) / len(problem.questions)
+        t = sum(category_of(q, cat) for q in test) / len(test) if test else 0.0
+        if abs(t - g) >= worst:
+            worst, worst_label = abs(t - g), cat.label
+        if abs(t - g) > problem.epsilon + 1e-12:
+            over.append(cat.label)
+    results.append(InvariantResult("test_within_epsilon", not over,
+                                   f"max |dev| {worst:.4f} ({worst_label}), epsilon "
+                                   f"{problem.epsilon}" + (f"; over: {', '.join(over)}"
+                                                           if over else ""),
+                                   {"max_deviation": round(worst, 6), "epsilon": problem.epsilon}))
+
+    actual = sha256_hex(data)
+    expected = expected_sha256 or actual
+    results.append(InvariantResult("pools_sha256_matches", actual == expected,
+                                   f"file {actual[:12]}, expected {expected[:12]}",
+                                   {"sha256": actual, "expected": expected}))
+    return results

@@ -1,0 +1,201 @@
+"""Trainval selection (SPEC §6.1): exactly ``n_trainval`` videos, the floors met, the test pool
+as close to the global distribution as the integers allow.
+
+Method: videos sorted by id and shuffled with ``seed``; a greedy cover of the floors; a fill in
+shuffled order; then swap local search on exact integer residuals (test counts scaled by the
+benchmark size minus the global share times the test size), first by squared error, then by the
+largest single deviation. Every limit is an iteration count, never a clock, and every quantity
+is an integer, so the same input gives the same videos on any machine.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+import numpy as np
+
+from split_assets.errors import InfeasibleSplitError
+from split_assets.split.problem import SplitProblem, category_of
+
+# Above this many candidate pairs the swap search looks at the most promising videos only.
+_MAX_PAIRS = 4_000_000
+_CANDIDATES = 1024
+_MAX_MINIMAX_CELLS = 8_000_000
+
+
+@dataclass(frozen=True)
+class Selection:
+    """The chosen trainval videos and the test videos (each sorted)."""
+
+    trainval: tuple[str, ...]
+    test: tuple[str, ...]
+    swaps: int
+
+
+def _residual_matrix(problem: SplitProblem, order: list[str]) -> np.ndarray:
+    """Per video, N * count_c - total_c * n_questions, for each balanced dimension.
+
+    Summed over the test videos this is N * N_test * (test share - global share): exact
+    integers whose zero is a perfectly representative test pool.
+    """
+    cats = problem.categories
+    counts = np.zeros((len(order), len(cats) + 1), dtype=np.int64)
+    sizes = np.zeros(len(order), dtype=np.int64)
+    for i, vid in enumerate(order):
+        qs = problem.videos[vid]
+        sizes[i] = len(qs)
+        for j, cat in enumerate(cats):
+            counts[i, j] = sum(category_of(q, cat) for q in qs)
+        counts[i, -1] = sum(q.correct for q in qs)
+    total_n = int(sizes.sum())
+    return counts * total_n - np.outer(sizes, counts.sum(0))
+
+
+def _floor_matrix(problem: SplitProblem, order: list[str]) -> tuple[list[str], np.ndarray,
+                                                                    np.ndarray]:
+    types = sorted(t for t, k in problem.floor_k.items() if k > 0)
+    t2 = np.zeros((len(order), len(types)), dtype=np.int64)
+    for i, vid in enumerate(order):
+        for q in problem.videos[vid]:
+            if q.is_floor_t2 and q.task_type in types:
+                t2[i, types.index(q.task_type)] += 1
+    floors = np.array([problem.floor_k[t] for t in types], dtype=np.int64)
+    return types, t2, floors
+
+
+def _check_floors_reachable(types: list[str], t2: np.ndarray, floors: np.ndarray,
+                            n: int) -> None:
+    available = t2.sum(0)
+    short = [f"{t} needs {floors[i]} non-degraded T2, only {available[i]} in the benchmark"
+             for i, t in enumerate(types) if available[i] < floors[i]]
+    if short:
+        raise InfeasibleSplitError("floor_k cannot be met: " + "; ".join(short),
+                                   "video_split.floor_k",
+                                   "lower these floors or diagnose more wrong answers")
+    too_many = []
+    for i, t in enumerate(types):
+        needed = int(np.searchsorted(np.cumsum(np.sort(t2[:, i])[::-1]), floors[i]) + 1)
+        if needed > n:
+            too_many.append(f"{t} needs at least {needed} videos to reach {floors[i]} T2")
+    if too_many:
+        raise InfeasibleSplitError("floor_k cannot be met within n_trainval=" + str(n) + ": "
+                                   + "; ".join(too_many), "video_split.floor_k",
+                                   "raise n_trainval or lower these floors")
+
+
+def _pairs(ys: np.ndarray, yt: np.ndarray, r: np.ndarray) -> np.ndarray:
+    """Change of the squared residual for every swap (v leaves trainval, u joins it)."""
+    a = 2 * (ys @ r) + np.einsum("ij,ij->i", ys, ys)
+    b = -2 * (yt @ r) + np.einsum("ij,ij->i", yt, yt)
+    return a[:, None] + b[None, :] - 2 * (ys @ yt.T)
+
+
+def _allowed(t2s: np.ndarray, t2t: np.ndarray, slack: np.ndarray) -> np.ndarray:
+    """Swaps that keep every floor met."""
+    ok = np.ones((len(t2s), len(t2t)), dtype=bool)
+    for f in range(t2s.shape[1]):
+        ok &= (t2t[None, :, f] - t2s[:, None, f]) >= -slack[f]
+    return ok
+
+
+def _candidates(scores: np.ndarray) -> np.ndarray:
+    if len(scores) <= _CANDIDATES:
+        return np.arange(len(scores))
+    return np.sort(np.argsort(scores, kind="stable")[:_CANDIDATES])
+
+
+def select_trainval(problem: SplitProblem, max_iterations: int | None = None) -> Selection:
+    """Choose the trainval videos; raise InfeasibleSplitError with figures when impossible."""
+    vids = list(problem.videos)
+    n = problem.n_trainval
+    if n >= len(vids):
+        raise InfeasibleSplitError(f"n_trainval={n} leaves no test videos (the benchmark has "
+                                   f"{len(vids)} videos)", "video_split.n_trainval",
+                                   f"set n_trainval below {len(vids)}")
+    order = sorted(vids)
+    random.Random(problem.seed).shuffle(order)
+    types, t2, floors = _floor_matrix(problem, order)
+    _check_floors_reachable(types, t2, floors, n)
+
+    in_trainval = np.zeros(len(order), dtype=bool)
+    deficit = floors.copy()
+    while (deficit > 0).any():
+        if in_trainval.sum() == n:
+            short = [f"{t} still needs {deficit[i]}" for i, t in enumerate(types)
+                     if deficit[i] > 0]
+            raise InfeasibleSplitError(f"floor_k not reachable with n_trainval={n} videos "
+                                       f"(greedy cover: {'; '.join(short)})",
+                                       "video_split.floor_k",
+                                       "raise n_trainval or lower these floors")
+        gain = np.minimum(t2, deficit).sum(1)
+        gain[in_trainval] = -1
+        best = int(np.argmax(gain))
+        in_trainval[best] = True
+        deficit = np.maximum(deficit - t2[best], 0)
+    for i in range(len(order)):
+        if in_trainval.sum() >= n:
+            break
+        in_trainval[i] = True
+
+    y = _residual_matrix(problem, order)
+    limit = max_iterations if max_iterations is not None else 20 * len(order)
+    swaps = 0
+    for phase in ("l2", "minimax"):
+        for _ in range(limit):
+            s_idx = np.flatnonzero(in_trainval)
+            t_idx = np.flatnonzero(~in_trainval)
+            r = y[t_idx].sum(0)
+            slack = t2[s_idx].sum(0) - floors
+            if phase == "l2":
+                if len(s_idx) * len(t_idx) > _MAX_PAIRS:
+                    ys_all, yt_all = y[s_idx], y[t_idx]
+                    s_idx = s_idx[_candidates(2 * (ys_all @ r) + (ys_all * ys_all).sum(1))]
+                    t_idx = t_idx[_candidates(-2 * (yt_all @ r) + (yt_all * yt_all).sum(1))]
+                delta = _pairs(y[s_idx], y[t_idx], r)
+                delta[~_allowed(t2[s_idx], t2[t_idx], slack)] = np.iinfo(np.int64).max
+                k = int(np.argmin(delta))
+                if delta.flat[k] >= 0:
+                    break
+            else:
+                if len(s_idx) * len(t_idx) * y.shape[1] > _MAX_MINIMAX_CELLS:
+                    break
+                new_r = r[None, None, :] + y[s_idx][:, None, :] - y[t_idx][None, :, :]
+                worst = np.abs(new_r).max(2)
+                sq = (new_r * new_r).sum(2)
+                allowed = _allowed(t2[s_idx], t2[t_idx], slack)
+                big = np.iinfo(np.int64).max
+                worst[~allowed] = big
+                best_worst = worst.min()
+                cur_worst, cur_sq = int(np.abs(r).max()), int((r * r).sum())
+                if best_worst > cur_worst:
+                    break
+                sq[(worst != best_worst) | ~allowed] = big
+                k = int(np.argmin(sq))
+                if (best_worst, int(sq.flat[k])) >= (cur_worst, cur_sq):
+                    break
+            i, j = divmod(k, len(t_idx))
+            in_trainval[s_idx[i]] = False
+            in_trainval[t_idx[j]] = True
+            swaps += 1
+
+    trainval = tuple(sorted(order[i] for i in np.flatnonzero(in_trainval)))
+    test = tuple(sorted(order[i] for i in np.flatnonzero(~in_trainval)))
+    _check_epsilon(problem, test)
+    return Selection(trainval, test, swaps)
+
+
+def _check_epsilon(problem: SplitProblem, test: tuple[str, ...]) -> None:
+    qs = [q for v in test for q in problem.videos[v]]
+    everything = problem.questions
+    over = []
+    for cat in problem.categories:
+        g = sum(category_of(q, cat) for q in everything) / len(everything)
+        t = sum(category_of(q, cat) for q in qs) / len(qs)
+        if abs(t - g) > problem.epsilon + 1e-12:
+            over.append(f"{cat.label} test {t:.4f} vs global {g:.4f} "
+                        f"(|dev| {abs(t - g):.4f} > {problem.epsilon})")
+    if over:
+        raise InfeasibleSplitError("epsilon cannot be met; best reached: " + "; ".join(over),
+                                   "video_split.epsilon",
+                                   "raise epsilon or report_floor, or change n_trainval")

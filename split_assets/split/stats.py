@@ -1,0 +1,70 @@
+"""Distributions and deviations of a pool against the whole benchmark."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from typing import Any
+
+from split_assets.split.problem import SplitProblem, SplitQuestion, category_of
+
+
+def shares(questions: list[SplitQuestion], key: str) -> dict[str, float]:
+    """Share of each value of ``key`` (task_type or difficulty) among ``questions``."""
+    counts = Counter(getattr(q, key) for q in questions)
+    n = len(questions)
+    return {k: counts[k] / n for k in sorted(counts)} if n else {}
+
+
+def accuracy(questions: Iterable[SplitQuestion]) -> float:
+    qs = list(questions)
+    return sum(q.correct for q in qs) / len(qs) if qs else 0.0
+
+
+def deviation_rows(problem: SplitProblem, test: list[SplitQuestion]) -> list[dict[str, Any]]:
+    """One row per constrained category: global share, test share, deviation (fractions),
+    plus a row for baseline accuracy (balanced, not constrained)."""
+    everything = list(problem.questions)
+    n_all, n_test = len(everything), len(test)
+    rows = []
+    for cat in problem.categories:
+        g = sum(category_of(q, cat) for q in everything) / n_all
+        t = sum(category_of(q, cat) for q in test) / n_test if n_test else 0.0
+        rows.append({"dimension": cat.dimension, "category": cat.value, "global": round(g, 6),
+                     "test": round(t, 6), "deviation": round(t - g, 6), "constrained": True})
+    g_acc, t_acc = accuracy(everything), accuracy(test)
+    rows.append({"dimension": "accuracy", "category": "baseline_correct", "global": round(g_acc, 6),
+                 "test": round(t_acc, 6), "deviation": round(t_acc - g_acc, 6),
+                 "constrained": False})
+    return rows
+
+
+def max_deviation(rows: list[dict[str, Any]], dimension: str | None = None) -> float:
+    vals = [abs(r["deviation"]) for r in rows
+            if r["constrained"] and (dimension is None or r["dimension"] == dimension)]
+    return max(vals) if vals else 0.0
+
+
+def tier_counts(questions: Iterable[SplitQuestion]) -> dict[str, int]:
+    """Counts of correct answers and of each tier (degraded counted apart)."""
+    counts: Counter[str] = Counter()
+    for q in questions:
+        if q.correct:
+            counts["correct"] += 1
+        elif q.degraded:
+            counts["degraded"] += 1
+        else:
+            counts[q.tier or "undiagnosed"] += 1
+    return {k: counts[k] for k in sorted(counts)}
+
+
+def t2_by_type(questions: Iterable[SplitQuestion]) -> dict[str, int]:
+    counts = Counter(q.task_type for q in questions if q.is_floor_t2)
+    return {k: counts[k] for k in sorted(counts)}
+
+
+def markdown_table(header: list[str], rows: list[list[Any]]) -> str:
+    """A small markdown table for Dagster metadata."""
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines)

@@ -1,0 +1,68 @@
+"""Shared fixtures: a small generated workspace and an isolated Dagster instance."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from split_assets.demo import build_workspace
+
+SMALL_VIDEOS = 60
+
+
+def edit_config(path: Path, **sections: dict[str, Any]) -> Path:
+    """Update keys of a config file in place (``video_split={...}, diag={...}``)."""
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    for section, values in sections.items():
+        data.setdefault(section, {}).update(values)
+    path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="session")
+def _small_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    directory = tmp_path_factory.mktemp("template") / "ws"
+    summary = build_workspace(directory, n_videos=SMALL_VIDEOS, seed=11)
+    edit_config(summary.config_path, video_split={"epsilon": 0.06})
+    return directory
+
+
+@pytest.fixture
+def small_workspace(_small_template: Path, tmp_path: Path) -> Path:
+    """A fresh copy of a 60-video generated workspace; returns its config path."""
+    directory = tmp_path / "ws"
+    shutil.copytree(_small_template, directory)
+    return directory / "video_split.yaml"
+
+
+@pytest.fixture(autouse=True)
+def dagster_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Every test gets its own Dagster instance (telemetry off)."""
+    home = tmp_path / "dagster_home"
+    home.mkdir()
+    (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n", encoding="utf-8")
+    monkeypatch.setenv("DAGSTER_HOME", str(home))
+    return home
+
+
+@pytest.fixture
+def run_cli(capsys: pytest.CaptureFixture[str]) -> Callable[..., tuple[int, str, str]]:
+    """Run ``split-assets`` in-process; returns (exit code, stdout, stderr)."""
+    from split_assets.cli import main
+
+    def call(*argv: str) -> tuple[int, str, str]:
+        code = main(list(argv))
+        out, err = capsys.readouterr()
+        return code, out, err
+
+    return call
+
+
+def kv(stdout: str) -> dict[str, str]:
+    """The ``key=value`` lines of a command's stdout."""
+    return dict(line.split("=", 1) for line in stdout.splitlines() if "=" in line)

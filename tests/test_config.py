@@ -1,0 +1,102 @@
+"""Config errors are one clear line: what, where, how to fix."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from split_assets.config import load_config
+from split_assets.errors import ConfigError
+from split_assets.pipeline import check_floor_keys
+
+VALID = {
+    "video_split": {"baseline_run_id": "r1", "n_trainval": 10, "epsilon": 0.05,
+                    "report_floor": 3, "val_wrong_min": 0, "val_ratio": 0.3, "seed": 1,
+                    "floor_k": {}},
+    "diag": {"prompt_version": "v1", "model": "rules-v1", "judge": "rules", "context": "full"},
+}
+
+
+def write(tmp_path: Path, doc: dict) -> Path:
+    path = tmp_path / "cfg" / "video_split.yaml"
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(yaml.safe_dump(doc), encoding="utf-8")
+    return path
+
+
+def broken(**changes: dict) -> dict:
+    doc = {k: dict(v) for k, v in VALID.items()}
+    for section, values in changes.items():
+        for key, value in values.items():
+            if value is None:
+                doc[section].pop(key)
+            else:
+                doc[section][key] = value
+    return doc
+
+
+def test_valid_config_resolves_paths_against_its_folder(tmp_path: Path) -> None:
+    loaded = load_config(write(tmp_path, VALID))
+    assert loaded.paths.harness_db == (tmp_path / "cfg" / "harness.db").resolve()
+    assert loaded.config.video_split.missing_predictions == "error"
+    assert loaded.paths.prompts_dir.joinpath("defect_vs_lapse.md").is_file()
+
+
+def test_missing_required_key(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError) as err:
+        load_config(write(tmp_path, broken(video_split={"seed": None})))
+    assert "missing required key 'video_split.seed'" in err.value.line()
+    assert "video_split.yaml" in err.value.line()
+
+
+def test_wrong_type(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError) as err:
+        load_config(write(tmp_path, broken(video_split={"n_trainval": "many"})))
+    assert "'video_split.n_trainval'" in err.value.line()
+    assert "'many'" in err.value.line()
+
+
+def test_unknown_key_suggests_closest(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError) as err:
+        load_config(write(tmp_path, broken(video_split={"n_trainvall": 3})))
+    assert "unknown key 'video_split.n_trainvall'" in err.value.line()
+    assert "did you mean 'video_split.n_trainval'?" in err.value.line()
+
+
+def test_unknown_section_suggests_closest(tmp_path: Path) -> None:
+    doc = dict(VALID, path={"harness_db": "x.db"})
+    with pytest.raises(ConfigError) as err:
+        load_config(write(tmp_path, doc))
+    assert "did you mean 'paths'?" in err.value.line()
+
+
+def test_bad_choice(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError) as err:
+        load_config(write(tmp_path, broken(diag={"judge": "gpt"})))
+    assert "'diag.judge'" in err.value.line()
+
+
+def test_missing_file_names_how_to_fix(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError) as err:
+        load_config(tmp_path / "nope.yaml")
+    assert "config file not found" in err.value.line()
+    assert "--config" in err.value.line()
+
+
+def test_invalid_yaml_points_at_line(tmp_path: Path) -> None:
+    path = tmp_path / "bad.yaml"
+    path.write_text("video_split:\n  seed: [1\n", encoding="utf-8")
+    with pytest.raises(ConfigError) as err:
+        load_config(path)
+    assert "not valid YAML" in err.value.line()
+
+
+def test_floor_k_typo_suggests_task_types() -> None:
+    types = ["Counting Problem", "OCR Problems", "Temporal Reasoning"]
+    with pytest.raises(ConfigError) as err:
+        check_floor_keys({"Countng Problem": 3}, types)
+    assert "'Countng Problem'" in err.value.line()
+    assert "did you mean 'Counting Problem'" in err.value.line()
+    assert err.value.exit_code == 2
