@@ -4,7 +4,10 @@ as close to the global distribution as the integers allow.
 Method: videos sorted by id and shuffled with ``seed``; a greedy cover of the floors; a fill in
 shuffled order; then swap local search on exact integer residuals (test counts scaled by the
 benchmark size minus the global share times the test size), first by squared error, then by the
-largest single deviation. Every limit is an iteration count, never a clock, and every quantity
+largest single deviation. When that heuristic misses a constraint, an exact feasibility MILP
+(scipy's HiGHS) decides: it either finds a start that meets the floors and epsilon, which the
+minimax search then improves, or proves that none exists and the error gives the figures.
+Every limit is an iteration count, never a clock, and every quantity
 is an integer, so the same input gives the same videos on any machine.
 """
 
@@ -14,6 +17,7 @@ import random
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.optimize import Bounds, LinearConstraint, milp
 
 from split_assets.errors import InfeasibleSplitError
 from split_assets.split.problem import SplitProblem, category_of
@@ -118,30 +122,68 @@ def select_trainval(problem: SplitProblem, max_iterations: int | None = None) ->
     types, t2, floors = _floor_matrix(problem, order)
     _check_floors_reachable(types, t2, floors, n)
 
-    in_trainval = np.zeros(len(order), dtype=bool)
+    y = _residual_matrix(problem, order)
+    in_trainval = _greedy_start(t2, floors, n)
+    swaps = 0
+    if in_trainval is not None:
+        swaps = _local_search(in_trainval, y, t2, floors, ("l2", "minimax"), max_iterations)
+        if not _epsilon_violations(problem, order, in_trainval):
+            return _selection(order, in_trainval, swaps)
+    heuristic = in_trainval
+    # The heuristic missed: ask an exact MILP whether floors and epsilon can hold together.
+    in_trainval = _milp_feasible(problem, order, t2, floors, n)
+    if in_trainval is None:
+        if _milp_feasible(problem, order, t2, floors, n, with_epsilon=False) is None:
+            best = [f"{t} needs {floors[i]}, at most {int(np.sort(t2[:, i])[::-1][:n].sum())} "
+                    "alone" for i, t in enumerate(types)]
+            raise InfeasibleSplitError(f"floor_k cannot all be met with n_trainval={n} videos "
+                                       f"({'; '.join(best)})", "video_split.floor_k",
+                                       "raise n_trainval or lower these floors")
+        over = _epsilon_violations(problem, order, heuristic) if heuristic is not None else []
+        raise InfeasibleSplitError("epsilon cannot be met with these floors; best reached: "
+                                   + ("; ".join(over) or "n/a"), "video_split.epsilon",
+                                   "raise epsilon or report_floor, lower floor_k, or change "
+                                   "n_trainval")
+    swaps += _local_search(in_trainval, y, t2, floors, ("minimax",), max_iterations)
+    over = _epsilon_violations(problem, order, in_trainval)
+    if over:  # cannot happen: minimax swaps never raise the worst deviation
+        raise InfeasibleSplitError("epsilon cannot be met; best reached: " + "; ".join(over),
+                                   "video_split.epsilon", "raise epsilon or report_floor")
+    return _selection(order, in_trainval, swaps)
+
+
+def _selection(order: list[str], in_trainval: np.ndarray, swaps: int) -> Selection:
+    trainval = tuple(sorted(order[i] for i in np.flatnonzero(in_trainval)))
+    test = tuple(sorted(order[i] for i in np.flatnonzero(~in_trainval)))
+    return Selection(trainval, test, swaps)
+
+
+def _greedy_start(t2: np.ndarray, floors: np.ndarray, n: int) -> np.ndarray | None:
+    """Greedy cover of the floors, then a fill in shuffled order; None if greedy runs out."""
+    in_trainval = np.zeros(len(t2), dtype=bool)
     deficit = floors.copy()
     while (deficit > 0).any():
         if in_trainval.sum() == n:
-            short = [f"{t} still needs {deficit[i]}" for i, t in enumerate(types)
-                     if deficit[i] > 0]
-            raise InfeasibleSplitError(f"floor_k not reachable with n_trainval={n} videos "
-                                       f"(greedy cover: {'; '.join(short)})",
-                                       "video_split.floor_k",
-                                       "raise n_trainval or lower these floors")
+            return None
         gain = np.minimum(t2, deficit).sum(1)
         gain[in_trainval] = -1
         best = int(np.argmax(gain))
         in_trainval[best] = True
         deficit = np.maximum(deficit - t2[best], 0)
-    for i in range(len(order)):
+    for i in range(len(t2)):
         if in_trainval.sum() >= n:
             break
         in_trainval[i] = True
+    return in_trainval
 
-    y = _residual_matrix(problem, order)
-    limit = max_iterations if max_iterations is not None else 20 * len(order)
+
+def _local_search(in_trainval: np.ndarray, y: np.ndarray, t2: np.ndarray, floors: np.ndarray,
+                  phases: tuple[str, ...], max_iterations: int | None) -> int:
+    """Swap videos between trainval and test while it improves; floors always kept."""
+    limit = max_iterations if max_iterations is not None else 20 * len(y)
+    big = np.iinfo(np.int64).max
     swaps = 0
-    for phase in ("l2", "minimax"):
+    for phase in phases:
         for _ in range(limit):
             s_idx = np.flatnonzero(in_trainval)
             t_idx = np.flatnonzero(~in_trainval)
@@ -153,7 +195,7 @@ def select_trainval(problem: SplitProblem, max_iterations: int | None = None) ->
                     s_idx = s_idx[_candidates(2 * (ys_all @ r) + (ys_all * ys_all).sum(1))]
                     t_idx = t_idx[_candidates(-2 * (yt_all @ r) + (yt_all * yt_all).sum(1))]
                 delta = _pairs(y[s_idx], y[t_idx], r)
-                delta[~_allowed(t2[s_idx], t2[t_idx], slack)] = np.iinfo(np.int64).max
+                delta[~_allowed(t2[s_idx], t2[t_idx], slack)] = big
                 k = int(np.argmin(delta))
                 if delta.flat[k] >= 0:
                     break
@@ -164,7 +206,6 @@ def select_trainval(problem: SplitProblem, max_iterations: int | None = None) ->
                 worst = np.abs(new_r).max(2)
                 sq = (new_r * new_r).sum(2)
                 allowed = _allowed(t2[s_idx], t2[t_idx], slack)
-                big = np.iinfo(np.int64).max
                 worst[~allowed] = big
                 best_worst = worst.min()
                 cur_worst, cur_sq = int(np.abs(r).max()), int((r * r).sum())
@@ -172,20 +213,50 @@ def select_trainval(problem: SplitProblem, max_iterations: int | None = None) ->
                     break
                 sq[(worst != best_worst) | ~allowed] = big
                 k = int(np.argmin(sq))
-                if (best_worst, int(sq.flat[k])) >= (cur_worst, cur_sq):
+                if (int(best_worst), int(sq.flat[k])) >= (cur_worst, cur_sq):
                     break
             i, j = divmod(k, len(t_idx))
             in_trainval[s_idx[i]] = False
             in_trainval[t_idx[j]] = True
             swaps += 1
-
-    trainval = tuple(sorted(order[i] for i in np.flatnonzero(in_trainval)))
-    test = tuple(sorted(order[i] for i in np.flatnonzero(~in_trainval)))
-    _check_epsilon(problem, test)
-    return Selection(trainval, test, swaps)
+    return swaps
 
 
-def _check_epsilon(problem: SplitProblem, test: tuple[str, ...]) -> None:
+def _milp_feasible(problem: SplitProblem, order: list[str], t2: np.ndarray, floors: np.ndarray,
+                   n: int, with_epsilon: bool = True) -> np.ndarray | None:
+    """An exact feasibility MILP (HiGHS, no time limit): x_v = 1 puts video v in trainval."""
+    rows, lower, upper = [np.ones(len(order))], [n], [n]
+    for f in range(t2.shape[1]):
+        rows.append(t2[:, f].astype(float))
+        lower.append(float(floors[f]))
+        upper.append(np.inf)
+    if with_epsilon:
+        sizes = np.array([len(problem.videos[v]) for v in order], dtype=float)
+        total = sizes.sum()
+        eps = problem.epsilon - 1e-9
+        for cat in problem.categories:
+            cnt = np.array([sum(category_of(q, cat) for q in problem.videos[v]) for v in order],
+                           dtype=float)
+            g = cnt.sum() / total
+            # test share <= g + eps  <=>  a.x >= sum(a), a = cnt - (g + eps) * size
+            a = cnt - (g + eps) * sizes
+            rows.append(a)
+            lower.append(a.sum())
+            upper.append(np.inf)
+            b = cnt - (g - eps) * sizes
+            rows.append(b)
+            lower.append(-np.inf)
+            upper.append(b.sum())
+    result = milp(np.zeros(len(order)), integrality=np.ones(len(order)), bounds=Bounds(0, 1),
+                  constraints=LinearConstraint(np.array(rows), lower, upper))
+    if result.x is None or result.status != 0:
+        return None
+    return np.round(result.x).astype(bool)
+
+
+def _epsilon_violations(problem: SplitProblem, order: list[str],
+                        in_trainval: np.ndarray) -> list[str]:
+    test = tuple(order[i] for i in np.flatnonzero(~in_trainval))
     qs = [q for v in test for q in problem.videos[v]]
     everything = problem.questions
     over = []
@@ -195,7 +266,6 @@ def _check_epsilon(problem: SplitProblem, test: tuple[str, ...]) -> None:
         if abs(t - g) > problem.epsilon + 1e-12:
             over.append(f"{cat.label} test {t:.4f} vs global {g:.4f} "
                         f"(|dev| {abs(t - g):.4f} > {problem.epsilon})")
-    if over:
-        raise InfeasibleSplitError("epsilon cannot be met; best reached: " + "; ".join(over),
-                                   "video_split.epsilon",
-                                   "raise epsilon or report_floor, or change n_trainval")
+    return over
+
+

@@ -1,0 +1,149 @@
+"""Property tests of the split: the six invariants and determinism on random small benchmarks."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from split_assets.errors import InfeasibleSplitError
+from split_assets.split.freeze import build_pools
+from split_assets.split.invariants import INVARIANTS, verify
+from split_assets.split.problem import SplitProblem, SplitQuestion
+from split_assets.split.selection import select_trainval
+from split_assets.split.validation import draw_validation
+
+TYPES = ["Counting Problem", "OCR Problems", "Object Reasoning", "Temporal Reasoning"]
+LEVELS = ["short", "medium", "long"]
+
+
+@st.composite
+def benchmarks(draw: st.DrawFn) -> list[SplitQuestion]:
+    n_videos = draw(st.integers(4, 30))
+    questions = []
+    for v in range(n_videos):
+        level = draw(st.sampled_from(LEVELS))
+        for k in range(draw(st.integers(1, 3))):
+            correct = draw(st.booleans())
+            tier = None if correct else draw(st.sampled_from(["T0", "T1", "T2", "T2"]))
+            questions.append(SplitQuestion(
+                f"v{v:03d}-{k}", f"v{v:03d}", draw(st.sampled_from(TYPES)), level, correct,
+                tier, degraded=tier == "T2" and draw(st.integers(0, 5)) == 0))
+    return questions
+
+
+def solve(problem: SplitProblem) -> bytes:
+    selection = select_trainval(problem)
+    validation = draw_validation(problem, selection.trainval)
+    return build_pools(problem, selection, validation, "run", "fp-test", "sid").data
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                  HealthCheck.function_scoped_fixture])
+@given(questions=benchmarks(), data=st.data())
+def test_split_meets_invariants_or_fails_with_figures(questions: list[SplitQuestion],
+                                                      data: st.DataObject, tmp_path: Path) -> None:
+    n_videos = len({q.video_id for q in questions})
+    t2 = {t: sum(q.task_type == t and q.is_floor_t2 for q in questions) for t in TYPES}
+    floor_k = {t: data.draw(st.integers(0, t2[t] + 1)) for t in TYPES if data.draw(st.booleans())}
+    problem = SplitProblem(tuple(questions), n_trainval=data.draw(st.integers(1, n_videos - 1)),
+                           epsilon=data.draw(st.sampled_from([0.05, 0.2, 0.5, 1.0])),
+                           report_floor=data.draw(st.integers(0, 6)),
+                           val_ratio=data.draw(st.sampled_from([0.0, 0.3, 0.5, 1.0])),
+                           seed=data.draw(st.integers(0, 10**6)), floor_k=floor_k)
+    try:
+        first = solve(problem)
+    except InfeasibleSplitError as err:
+        assert err.where in ("video_split.floor_k", "video_split.epsilon")
+        assert any(ch.isdigit() for ch in err.what)  # names figures
+        return
+    path = tmp_path / "pools.json"
+    path.write_bytes(first)
+    results = verify(problem, path)
+    assert [r.name for r in results] == list(INVARIANTS)
+    failed = [(r.name, r.detail) for r in results if not r.passed]
+    assert not failed
+    # Deterministic, and independent of the order the questions arrive in.
+    shuffled = list(questions)
+    random.Random(1).shuffle(shuffled)
+    again = SplitProblem(tuple(shuffled), problem.n_trainval, problem.epsilon,
+                         problem.report_floor, problem.val_ratio, problem.seed, problem.floor_k)
+    assert solve(again) == first
+
+
+@settings(max_examples=40, deadline=None)
+@given(questions=benchmarks(), data=st.data())
+def test_floors_reachable_by_some_trainval_are_always_met(questions: list[SplitQuestion],
+                                                          data: st.DataObject) -> None:
+    """Floors are constraints of the selection: if some n videos meet them, the split does."""
+    videos = sorted({q.video_id for q in questions})
+    n = data.draw(st.integers(1, len(videos) - 1))
+    witness = set(data.draw(st.permutations(videos))[:n])
+    floor_k = {t: sum(q.task_type == t and q.is_floor_t2 and q.video_id in witness
+                      for q in questions) for t in TYPES}
+    problem = SplitProblem(tuple(questions), n, 1.0, 0, 0.3, 3, floor_k)
+    selection = select_trainval(problem)
+    chosen = set(selection.trainval)
+    for t, k in floor_k.items():
+        assert sum(q.task_type == t and q.is_floor_t2 and q.video_id in chosen
+                   for q in questions) >= k
+
+
+def _video(v: int, task: str, tiers: list[str | None], level: str = "short"
+           ) -> list[SplitQuestion]:
+    return [SplitQuestion(f"v{v:02d}-{k}", f"v{v:02d}", task, level, tier is None, tier)
+            for k, tier in enumerate(tiers)]
+
+
+def test_floor_above_available_names_type_and_figures() -> None:
+    qs = [q for v in range(6) for q in _video(v, "Counting Problem", ["T2", None, "T1"])]
+    problem = SplitProblem(tuple(qs), 3, 1.0, 0, 0.3, 1, {"Counting Problem": 9})
+    with pytest.raises(InfeasibleSplitError) as err:
+        select_trainval(problem)
+    assert "Counting Problem needs 9 non-degraded T2, only 6 in the benchmark" in err.value.line()
+    assert err.value.exit_code == 2
+
+
+def test_floor_needing_more_videos_than_n_trainval() -> None:
+    qs = [q for v in range(6) for q in _video(v, "Counting Problem", ["T2", None, None])]
+    problem = SplitProblem(tuple(qs), 2, 1.0, 0, 0.3, 1, {"Counting Problem": 4})
+    with pytest.raises(InfeasibleSplitError) as err:
+        select_trainval(problem)
+    assert "needs at least 4 videos" in err.value.line()
+    assert "raise n_trainval" in err.value.line()
+
+
+def test_epsilon_infeasible_reports_best_reached() -> None:
+    # Two videos of one type, two of another: a 2-video test pool cannot match 50/50 within 1pp
+    # when each video is single-typed and test must hold exactly one video.
+    qs = (_video(0, "A", [None] * 3) + _video(1, "A", [None] * 3) + _video(2, "B", [None] * 3))
+    problem = SplitProblem(tuple(qs), 2, 0.01, 0, 0.3, 1, {})
+    with pytest.raises(InfeasibleSplitError) as err:
+        select_trainval(problem)
+    line = err.value.line()
+    assert line.startswith("epsilon cannot be met")
+    assert "task_type=" in line and "vs global" in line and "(video_split.epsilon)" in line
+
+
+def test_degraded_t2_never_counts_toward_floors() -> None:
+    qs = [SplitQuestion(f"v{v}-0", f"v{v}", "OCR Problems", "short", False, "T2", degraded=True)
+          for v in range(4)]
+    problem = SplitProblem(tuple(qs), 2, 1.0, 0, 0.5, 1, {"OCR Problems": 1})
+    with pytest.raises(InfeasibleSplitError, match="only 0 in the benchmark"):
+        select_trainval(problem)
+
+
+def test_validation_size_and_stratification() -> None:
+    qs = [q for v in range(40) for q in _video(v, "A", [None, None, "T1"] if v % 2 else
+                                                 [None, None, None])]
+    problem = SplitProblem(tuple(qs), 30, 1.0, 0, 0.35, 5, {})
+    selection = select_trainval(problem)
+    val = draw_validation(problem, selection.trainval)
+    assert len(val) == int(0.35 * 30 + 0.5) == 11
+    assert set(val) <= set(selection.trainval)
+    wrong_videos = sum(1 for v in val if any(not q.correct for q in problem.videos[v]))
+    in_tv = sum(1 for v in selection.trainval if any(not q.correct for q in problem.videos[v]))
+    assert abs(wrong_videos - 11 * in_tv / 30) <= 1
