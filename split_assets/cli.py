@@ -105,8 +105,10 @@ def run(config: Path | None, dry_run: bool = False, generated_at: str | None = N
     register_partition(instance, ctx.fingerprint.key)
     job = make_definitions(loaded.path).resolve_job_def(SPLIT_JOB)
     tags = {GENERATED_AT_TAG: generated_at} if generated_at else {}
-    result = job.execute_in_process(instance=instance, partition_key=ctx.fingerprint.key,
-                                    tags=tags, raise_on_error=False)
+    run_config = {"loggers": {"console": {"config": {"log_level": "DEBUG"}}}}
+    result = job.execute_in_process(run_config=run_config, instance=instance,
+                                    partition_key=ctx.fingerprint.key, tags=tags,
+                                    raise_on_error=False)
     if not result.success:
         raise _failure_of(result)
     pools = ctx.out_dir / "pools.json"

@@ -12,14 +12,13 @@ from split_assets.assets import (
     trainval_selection,
 )
 from split_assets.checks import mcnemar_power, split_invariants
-from split_assets.partitions import diag_fingerprint_partitions
+from split_assets.console_log import compact_console_logger
 from split_assets.resources import build_resources
 
 SPLIT_JOB = "split_pipeline"
 
 split_pipeline = define_asset_job(
     SPLIT_JOB, selection=AssetSelection.all(),
-    partitions_def=diag_fingerprint_partitions,
     description="Every asset and check of one fingerprint partition.")
 
 
@@ -33,6 +32,7 @@ def make_definitions(config_path: Path | str | None = None) -> Definitions:
         jobs=[split_pipeline],
         resources=build_resources(config_path),
         executor=in_process_executor,
+        loggers={"console": compact_console_logger},
     )
 
 

@@ -1,0 +1,50 @@
+"""A compact console logger: one line per message on stderr, no tracebacks.
+
+The CLI reports a failed run itself as one ``error:`` line; the full error stays in the run's
+event log (the Dagster UI shows it).
+"""
+
+import logging
+import sys
+
+from dagster import Field, InitLoggerContext, logger
+
+_EVENTS = {"STEP_START", "STEP_SUCCESS", "STEP_FAILURE", "ASSET_MATERIALIZATION",
+           "ASSET_CHECK_EVALUATION", "RUN_SUCCESS", "RUN_FAILURE"}
+
+
+class _Progress(logging.Filter):
+    """Keep the events a user follows and our own messages; drop Dagster's plumbing."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        meta = getattr(record, "dagster_meta", None) or {}
+        event = meta.get("dagster_event")
+        if event is not None:
+            return event.event_type_value in _EVENTS
+        return record.levelno >= logging.INFO
+
+
+class _OneLine(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        meta = getattr(record, "dagster_meta", None) or {}
+        message = str(meta.get("orig_message") or record.getMessage())
+        event = meta.get("dagster_event")
+        parts = [self.formatTime(record, "%H:%M:%S")]
+        if meta.get("step_key"):
+            parts.append(str(meta["step_key"]))
+        if event is not None:
+            parts.append(event.event_type_value)
+        first = message.strip().splitlines()[0] if message.strip() else ""
+        return " ".join(parts) + (f" - {first}" if first else "")
+
+
+@logger(config_schema={"log_level": Field(str, is_required=False, default_value="DEBUG")},
+        description="One line per message on stderr, without tracebacks.")
+def compact_console_logger(init_context: InitLoggerContext) -> logging.Logger:
+    level = str(init_context.logger_config["log_level"]).upper()  # DEBUG shows the events
+    log = logging.Logger("split_assets", level=getattr(logging, level, logging.INFO))
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(_OneLine())
+    handler.addFilter(_Progress())
+    log.addHandler(handler)
+    return log

@@ -1,0 +1,228 @@
+"""End to end through ``split-assets``: determinism, resume, dry-run, and one-line errors."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import sqlite3
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from conftest import edit_config, kv
+from dagster import AssetKey, DagsterInstance
+
+PIN = "2026-01-01T00:00:00Z"
+Cli = Callable[..., tuple[int, str, str]]
+
+
+def outputs(stdout: str) -> tuple[bytes, bytes]:
+    lines = kv(stdout)
+    return Path(lines["pools"]).read_bytes(), Path(lines["manifest"]).read_bytes()
+
+
+def test_run_twice_is_byte_identical_and_verifies(small_workspace: Path, run_cli: Cli) -> None:
+    code, out, err = run_cli("run", "--config", str(small_workspace), "--generated-at", PIN)
+    assert code == 0, err
+    lines = kv(out)
+    assert list(lines) == ["fingerprint", "split_id", "pools", "pools_sha256", "manifest"]
+    assert Path(lines["pools"]).is_absolute()
+    assert lines["pools"].endswith(f"/{lines['fingerprint']}/{lines['split_id']}/pools.json")
+    first = outputs(out)
+    code, out2, err = run_cli("run", "--config", str(small_workspace), "--generated-at", PIN)
+    assert code == 0, err
+    assert outputs(out2) == first
+    manifest = json.loads(first[1])
+    assert manifest["generated_at"] == PIN
+    assert manifest["fingerprint_components"]["judge"] == "rules"
+    assert str(small_workspace.parent) not in first[1].decode()  # no absolute paths
+    code, out3, _ = run_cli("verify", lines["pools"], "--config", str(small_workspace))
+    assert code == 0
+    assert out3.count("ok ") == 6
+
+
+def _shuffle_inputs(config: Path) -> None:
+    """Same content, other order: benchmark split into reversed files, db rows reversed."""
+    ws = config.parent
+    videos = json.loads((ws / "questions" / "videomme.json").read_text())
+    random.Random(5).shuffle(videos)
+    (ws / "questions" / "videomme.json").unlink()
+    half = len(videos) // 2
+    (ws / "questions" / "b_part.json").write_text(json.dumps(videos[:half]))
+    flat = [dict({k: v[k] for k in ("video_id", "duration", "domain", "sub_category")}, **q)
+            for v in videos[half:] for q in v["questions"]]
+    random.Random(6).shuffle(flat)
+    (ws / "questions" / "a_part.jsonl").write_text("\n".join(json.dumps(r) for r in flat))
+    conn = sqlite3.connect(ws / "harness.db")
+    for table in ("predictions", "traces"):
+        rows = conn.execute(f"SELECT * FROM {table}").fetchall()
+        random.Random(7).shuffle(rows)
+        conn.execute(f"DELETE FROM {table}")
+        conn.executemany(f"INSERT INTO {table} VALUES ({','.join('?' * len(rows[0]))})", rows)
+    conn.commit()
+    conn.execute("VACUUM")
+    conn.close()
+
+
+def test_order_of_files_and_rows_does_not_matter(small_workspace: Path, run_cli: Cli,
+                                                 tmp_path: Path) -> None:
+    other = tmp_path / "shuffled"
+    shutil.copytree(small_workspace.parent, other)
+    _shuffle_inputs(other / "video_split.yaml")
+    code, out, err = run_cli("run", "--config", str(small_workspace), "--generated-at", PIN)
+    assert code == 0, err
+    code, out2, err = run_cli("run", "--config", str(other / "video_split.yaml"),
+                              "--generated-at", PIN)
+    assert code == 0, err
+    assert outputs(out2) == outputs(out)
+
+
+def test_random_hash_seed_in_a_fresh_process(small_workspace: Path, run_cli: Cli,
+                                             dagster_home: Path) -> None:
+    code, out, err = run_cli("run", "--config", str(small_workspace), "--generated-at", PIN)
+    assert code == 0, err
+    env = dict(os.environ, PYTHONHASHSEED="random", DAGSTER_HOME=str(dagster_home))
+    proc = subprocess.run([sys.executable, "-m", "split_assets.cli", "run", "--config",
+                           str(small_workspace), "--generated-at", PIN],
+                          capture_output=True, text=True, env=env, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert outputs(proc.stdout) == outputs(out)
+
+
+def test_second_materialization_diagnoses_nothing_new(small_workspace: Path, run_cli: Cli,
+                                                      dagster_home: Path) -> None:
+    assert run_cli("run", "--config", str(small_workspace))[0] == 0
+    db = small_workspace.parent / "signals.db"
+    before = sqlite3.connect(db).execute("SELECT * FROM signals ORDER BY 1").fetchall()
+    assert run_cli("run", "--config", str(small_workspace))[0] == 0
+    after = sqlite3.connect(db).execute("SELECT * FROM signals ORDER BY 1").fetchall()
+    assert after == before  # nothing recomputed, created_at untouched
+    instance = DagsterInstance.get()
+    events = instance.fetch_materializations(AssetKey("diagnosis_signals"), limit=10).records
+    assert len(events) == 2
+    newest, oldest = (e.asset_materialization.metadata for e in events)
+    assert oldest["diagnosed_now"].value == oldest["wrong_non_infra"].value > 0
+    assert newest["diagnosed_now"].value == 0
+    assert newest["already_done"].value == oldest["wrong_non_infra"].value
+
+
+def test_dry_run_calls_no_judge_and_writes_nothing(small_workspace: Path, run_cli: Cli,
+                                                   dagster_home: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    from split_assets.judge.rules import RulesJudge
+
+    async def boom(self, case):  # noqa: ANN001, ANN202
+        raise AssertionError("dry-run called the judge")
+
+    monkeypatch.setattr(RulesJudge, "diagnose", boom)
+    ws_before = sorted(p.relative_to(small_workspace.parent)
+                       for p in small_workspace.parent.rglob("*"))
+    home_before = sorted(dagster_home.rglob("*"))
+    code, out, err = run_cli("run", "--config", str(small_workspace), "--dry-run")
+    assert code == 0, err
+    plan = kv(out)
+    assert int(plan["to_diagnose"]) > 0 and plan["estimated_calls"] == "0"
+    assert plan["fingerprint"].startswith("fp-")
+    assert sorted(p.relative_to(small_workspace.parent)
+                  for p in small_workspace.parent.rglob("*")) == ws_before
+    assert sorted(dagster_home.rglob("*")) == home_before
+
+
+def test_fingerprint_command(small_workspace: Path, run_cli: Cli) -> None:
+    code, out, _ = run_cli("fingerprint", "--config", str(small_workspace))
+    assert code == 0
+    first, *rest = out.splitlines()
+    assert first.startswith("fp-") and len(first) == 15
+    assert {line.split("=")[0] for line in rest} == {
+        "judge", "model", "prompt_version", "context", "prompts_digest", "judge_source_digest",
+        "settings"}
+
+
+def _expect_error(result: tuple[int, str, str], code: int, *fragments: str) -> str:
+    got, _out, err = result
+    lines = [line for line in err.splitlines() if line.startswith("error: ")]
+    assert got == code, err
+    assert len(lines) == 1, err
+    assert "Traceback" not in err
+    for fragment in fragments:
+        assert fragment in lines[0]
+    return lines[0]
+
+
+def test_unknown_run_id(small_workspace: Path, run_cli: Cli) -> None:
+    edit_config(small_workspace, video_split={"baseline_run_id": "nope"})
+    _expect_error(run_cli("run", "--config", str(small_workspace)), 2,
+                  "run id 'nope' not in the harness database", "baseline-2026-01")
+
+
+def test_missing_config(tmp_path: Path, run_cli: Cli) -> None:
+    _expect_error(run_cli("run", "--config", str(tmp_path / "none.yaml")), 2,
+                  "config file not found")
+
+
+def test_missing_trace_fails_before_running(small_workspace: Path, run_cli: Cli,
+                                            dagster_home: Path) -> None:
+    conn = sqlite3.connect(small_workspace.parent / "harness.db")
+    conn.execute("DELETE FROM traces")
+    conn.commit()
+    conn.close()
+    _expect_error(run_cli("run", "--config", str(small_workspace)), 2, "have no trace")
+    assert not (small_workspace.parent / "signals.db").exists()
+
+
+def test_missing_tree(small_workspace: Path, run_cli: Cli) -> None:
+    shutil.rmtree(small_workspace.parent / "store" / "videos")
+    _expect_error(run_cli("run", "--config", str(small_workspace)), 2, "video tree missing")
+
+
+def test_floor_k_typo(small_workspace: Path, run_cli: Cli) -> None:
+    edit_config(small_workspace, video_split={"floor_k": {"Countng Problem": 1}})
+    _expect_error(run_cli("run", "--config", str(small_workspace)), 2,
+                  "did you mean 'Counting Problem'")
+
+
+def test_infeasible_floor_inside_the_run(small_workspace: Path, run_cli: Cli) -> None:
+    edit_config(small_workspace, video_split={"floor_k": {"Counting Problem": 500}})
+    line = _expect_error(run_cli("run", "--config", str(small_workspace)), 2,
+                         "Counting Problem needs 500 non-degraded T2, only")
+    assert "(video_split.floor_k)" in line
+    # the diagnoses the run paid for are kept
+    assert sqlite3.connect(small_workspace.parent / "signals.db").execute(
+        "SELECT COUNT(*) FROM signals").fetchone()[0] > 0
+
+
+def test_infeasible_epsilon(small_workspace: Path, run_cli: Cli) -> None:
+    edit_config(small_workspace, video_split={"epsilon": 0.001})
+    _expect_error(run_cli("run", "--config", str(small_workspace)), 2,
+                  "epsilon cannot be met", "vs global")
+
+
+def test_failed_check_exits_1(small_workspace: Path, run_cli: Cli) -> None:
+    edit_config(small_workspace, video_split={"val_wrong_min": 10_000})
+    _expect_error(run_cli("run", "--config", str(small_workspace)), 1,
+                  "check mcnemar_power failed", "need 10000")
+
+
+def test_bad_generated_at(small_workspace: Path, run_cli: Cli) -> None:
+    _expect_error(run_cli("run", "--config", str(small_workspace), "--generated-at", "yesterday"),
+                  2, "not an ISO 8601 time")
+
+
+def test_answer_only_refused_until_importers(small_workspace: Path, run_cli: Cli) -> None:
+    edit_config(small_workspace, diag={"context": "answer_only"})
+    _expect_error(run_cli("run", "--config", str(small_workspace)), 2, "answer_only")
+
+
+def test_cli_error_in_subprocess_is_one_line(small_workspace: Path, dagster_home: Path) -> None:
+    edit_config(small_workspace, video_split={"floor_k": {"Counting Problem": 500}})
+    env = dict(os.environ, DAGSTER_HOME=str(dagster_home))
+    proc = subprocess.run([sys.executable, "-m", "split_assets.cli", "run", "--config",
+                           str(small_workspace)], capture_output=True, text=True, env=env,
+                          check=False)
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr
+    assert proc.stderr.strip().splitlines()[-1].startswith("error: floor_k cannot be met")
