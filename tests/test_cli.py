@@ -226,3 +226,20 @@ def test_cli_error_in_subprocess_is_one_line(small_workspace: Path, dagster_home
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr
     assert proc.stderr.strip().splitlines()[-1].startswith("error: floor_k cannot be met")
+
+
+def test_dagster_asset_materialize_after_run(small_workspace: Path, run_cli: Cli,
+                                             dagster_home: Path) -> None:
+    """`dagster asset materialize` works on the partition `split-assets run` registered."""
+    code, out, err = run_cli("run", "--config", str(small_workspace), "--generated-at", PIN)
+    assert code == 0, err
+    first = outputs(out)
+    env = dict(os.environ, DAGSTER_HOME=str(dagster_home),
+               SPLIT_ASSETS_CONFIG=str(small_workspace))
+    dagster = Path(sys.executable).parent / "dagster"
+    proc = subprocess.run([str(dagster), "asset", "materialize", "-m", "split_assets.definitions",
+                           "--select", "*", "--partition", kv(out)["fingerprint"]],
+                          capture_output=True, text=True, env=env, check=False)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stderr.count("ASSET_CHECK_EVALUATION") == 7
+    assert Path(kv(out)["pools"]).read_bytes() == first[0]  # same partition, same bytes
