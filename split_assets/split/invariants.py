@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from split_assets.lib.canonical import sha256_hex
-from split_assets.split.problem import SplitProblem, category_of
+from split_assets.split.problem import SplitProblem
+from split_assets.split.stats import category_shares, epsilon_violations
 
 INVARIANTS = ("pools_disjoint", "pools_cover_benchmark", "videos_atomic", "floors_met",
               "test_within_epsilon", "pools_sha256_matches")
@@ -68,17 +69,13 @@ def verify(problem: SplitProblem, pools_path: Path,
                                    {"trainval_t2": got_by_type}))
 
     test = [q for q in problem.questions if q.question_id in sets["test"]]
-    worst, worst_label, over = 0.0, "", []
-    for cat in problem.categories:
-        g = sum(category_of(q, cat) for q in problem.questions) / len(problem.questions)
-        t = sum(category_of(q, cat) for q in test) / len(test) if test else 0.0
-        if abs(t - g) >= worst:
-            worst, worst_label = abs(t - g), cat.label
-        if abs(t - g) > problem.epsilon + 1e-12:
-            over.append(cat.label)
+    shares = category_shares(problem, test)
+    worst_cat, worst = max(((c.label, abs(t - g)) for c, g, t in shares),
+                           key=lambda item: item[1], default=("", 0.0))
+    over = epsilon_violations(problem, test)
     results.append(InvariantResult("test_within_epsilon", not over,
-                                   f"max |dev| {worst:.4f} ({worst_label}), epsilon "
-                                   f"{problem.epsilon}" + (f"; over: {', '.join(over)}"
+                                   f"max |dev| {worst:.4f} ({worst_cat}), epsilon "
+                                   f"{problem.epsilon}" + (f"; over: {'; '.join(over)}"
                                                            if over else ""),
                                    {"max_deviation": round(worst, 6), "epsilon": problem.epsilon}))
 

@@ -21,6 +21,7 @@ from scipy.optimize import Bounds, LinearConstraint, milp
 
 from split_assets.errors import InfeasibleSplitError
 from split_assets.split.problem import SplitProblem, category_of
+from split_assets.split.stats import epsilon_violations
 
 # Above this many candidate pairs the swap search looks at the most promising videos only.
 _MAX_PAIRS = 4_000_000
@@ -256,16 +257,5 @@ def _milp_feasible(problem: SplitProblem, order: list[str], t2: np.ndarray, floo
 
 def _epsilon_violations(problem: SplitProblem, order: list[str],
                         in_trainval: np.ndarray) -> list[str]:
-    test = tuple(order[i] for i in np.flatnonzero(~in_trainval))
-    qs = [q for v in test for q in problem.videos[v]]
-    everything = problem.questions
-    over = []
-    for cat in problem.categories:
-        g = sum(category_of(q, cat) for q in everything) / len(everything)
-        t = sum(category_of(q, cat) for q in qs) / len(qs)
-        if abs(t - g) > problem.epsilon + 1e-12:
-            over.append(f"{cat.label} test {t:.4f} vs global {g:.4f} "
-                        f"(|dev| {abs(t - g):.4f} > {problem.epsilon})")
-    return over
-
-
+    test = [q for i in np.flatnonzero(~in_trainval) for q in problem.videos[order[i]]]
+    return epsilon_violations(problem, test)

@@ -6,7 +6,7 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
-from split_assets.split.problem import SplitProblem, SplitQuestion, category_of
+from split_assets.split.problem import Category, SplitProblem, SplitQuestion, category_of
 
 
 def shares(questions: list[SplitQuestion], key: str) -> dict[str, float]:
@@ -21,18 +21,33 @@ def accuracy(questions: Iterable[SplitQuestion]) -> float:
     return sum(q.correct for q in qs) / len(qs) if qs else 0.0
 
 
+def category_shares(problem: SplitProblem,
+                    test: list[SplitQuestion]) -> list[tuple[Category, float, float]]:
+    """(category, global share, test share) for every constrained category, unrounded."""
+    n_all, n_test = len(problem.questions), len(test)
+    out = []
+    for cat in problem.categories:
+        g = sum(category_of(q, cat) for q in problem.questions) / n_all
+        t = sum(category_of(q, cat) for q in test) / n_test if n_test else 0.0
+        out.append((cat, g, t))
+    return out
+
+
+def epsilon_violations(problem: SplitProblem, test: list[SplitQuestion]) -> list[str]:
+    """A line per constrained category of ``test`` farther than epsilon from its global share."""
+    return [f"{cat.label} test {t:.4f} vs global {g:.4f} (|dev| {abs(t - g):.4f} > "
+            f"{problem.epsilon})" for cat, g, t in category_shares(problem, test)
+            if abs(t - g) > problem.epsilon + 1e-12]
+
+
 def deviation_rows(problem: SplitProblem, test: list[SplitQuestion]) -> list[dict[str, Any]]:
     """One row per constrained category: global share, test share, deviation (fractions),
     plus a row for baseline accuracy (balanced, not constrained)."""
-    everything = list(problem.questions)
-    n_all, n_test = len(everything), len(test)
     rows = []
-    for cat in problem.categories:
-        g = sum(category_of(q, cat) for q in everything) / n_all
-        t = sum(category_of(q, cat) for q in test) / n_test if n_test else 0.0
+    for cat, g, t in category_shares(problem, test):
         rows.append({"dimension": cat.dimension, "category": cat.value, "global": round(g, 6),
                      "test": round(t, 6), "deviation": round(t - g, 6), "constrained": True})
-    g_acc, t_acc = accuracy(everything), accuracy(test)
+    g_acc, t_acc = accuracy(problem.questions), accuracy(test)
     rows.append({"dimension": "accuracy", "category": "baseline_correct", "global": round(g_acc, 6),
                  "test": round(t_acc, 6), "deviation": round(t_acc - g_acc, 6),
                  "constrained": False})
