@@ -81,11 +81,24 @@ def run(config: Path | None, dry_run: bool = False, generated_at: str | None = N
     ctx = pipeline.make_context(loaded)
     benchmark, preds = pipeline.load_inputs(ctx)
     wrong = pipeline.wrong_to_diagnose(preds)
-    done = pipeline.count_done(loaded.paths.signals_db, ctx.run_id, ctx.fingerprint.key)
+    done = len(pipeline.done_ids(loaded.paths.signals_db, ctx.run_id, ctx.fingerprint.key))
     todo = max(0, len(wrong) - done)
-    pipeline.build_cases(ctx, benchmark, wrong)  # fail before running if context is missing
+    cases = pipeline.build_cases(ctx, benchmark, wrong)  # fails early if context is missing
+    if ctx.loaded.config.diag.judge == "openai":
+        from split_assets.judge.governed import check_environment
+
+        check_environment()
     if dry_run:
         calls = todo * ctx.judge.estimated_calls_per_question()
+        tokens = 0
+        if calls:
+            from split_assets.judge.prompts import load_templates
+
+            templates = load_templates(loaded.paths.prompts_dir, ctx.judge.required_templates())
+            done_ids = pipeline.done_ids(loaded.paths.signals_db, ctx.run_id,
+                                         ctx.fingerprint.key)
+            tokens = sum(ctx.judge.estimated_tokens(c, templates) for c in cases
+                         if c.question.question_id not in done_ids)
         print(f"fingerprint={ctx.fingerprint.key}")
         print(f"split_id={ctx.split_id}")
         print(f"questions={len(preds)}")
@@ -94,6 +107,7 @@ def run(config: Path | None, dry_run: bool = False, generated_at: str | None = N
         print(f"to_diagnose={todo}")
         print(f"already_diagnosed={done}")
         print(f"estimated_calls={calls}")
+        print(f"estimated_tokens={tokens}")
         print(f"out_dir={ctx.out_dir}")
         return 0
 

@@ -53,6 +53,30 @@ class RulesJudgeConfig(_Section):
     open_tool: str = "open_node"
 
 
+class OpenAIJudgeConfig(_Section):
+    """The openai judge: call settings (fingerprinted) and governance (not fingerprinted).
+
+    The endpoint and key come from the environment only: OPENAI_BASE_URL, OPENAI_API_KEY.
+    """
+
+    temperature: float = Field(default=0.0, ge=0.0, le=2.0)
+    max_tokens: int = Field(default=800, ge=16)
+    json_mode: bool = True
+    stream: bool = False
+    timeout_s: float = Field(default=120.0, gt=0)
+    ttft_timeout_s: float = Field(default=30.0, gt=0)
+    inter_token_timeout_s: float = Field(default=15.0, gt=0)
+    max_retries: int = Field(default=6, ge=0)
+    backoff_base_s: float = Field(default=1.0, ge=0)
+    backoff_max_s: float = Field(default=60.0, ge=0)
+    breaker_threshold: int = Field(default=10, ge=1)
+
+    def fingerprinted(self) -> dict[str, Any]:
+        """The settings that change what the endpoint answers."""
+        return {"temperature": self.temperature, "max_tokens": self.max_tokens,
+                "json_mode": self.json_mode}
+
+
 class DiagConfig(_Section):
     """The ``diag`` section: which judge diagnoses the wrong answers, and how."""
 
@@ -64,6 +88,7 @@ class DiagConfig(_Section):
     skills_version: str = "v1"
     prompts_dir: str | None = None
     rules: RulesJudgeConfig = Field(default_factory=RulesJudgeConfig)
+    openai: OpenAIJudgeConfig = Field(default_factory=OpenAIJudgeConfig)
 
 
 class PathsConfig(_Section):

@@ -25,9 +25,10 @@ from split_assets.data.harness import (
 )
 from split_assets.data.signals import SignalRow, SignalStore
 from split_assets.data.store import load_skills, load_tree, skills_digest
-from split_assets.errors import ConfigError, InputError
+from split_assets.errors import ConfigError, InputError, UserError
 from split_assets.fingerprint import Fingerprint, compute_fingerprint
 from split_assets.judge import Judge, JudgeCase, build_judge
+from split_assets.judge.prompts import load_templates
 from split_assets.lib.canonical import digest_of
 from split_assets.split.freeze import split_id
 from split_assets.split.problem import SplitProblem, SplitQuestion
@@ -161,10 +162,10 @@ async def _diagnose_all(ctx: Context, cases: list[JudgeCase], store: SignalStore
                         progress_every_s: float) -> None:
     sem = asyncio.Semaphore(ctx.loaded.config.diag.concurrency)
     started = time.monotonic()
-    last = started
+    templates = load_templates(ctx.loaded.paths.prompts_dir, ctx.judge.required_templates())
+    ctx.judge.start(store, ctx.fingerprint.key, templates)
 
     async def one(case: JudgeCase) -> None:
-        nonlocal last
         async with sem:
             outcome = await ctx.judge.diagnose(case)
         d = outcome.diagnosis
@@ -189,19 +190,32 @@ async def _diagnose_all(ctx: Context, cases: list[JudgeCase], store: SignalStore
         report.completion_tokens += outcome.completion_tokens
         if outcome.calls:
             report.latencies_ms.append(outcome.latency_ms)
-        now = time.monotonic()
-        if now - last >= progress_every_s or report.diagnosed == len(cases):
-            last = now
-            progress(progress_line(report.diagnosed, len(cases), now - started, report))
 
-    await asyncio.gather(*(one(c) for c in cases))
-    report.wall_s = time.monotonic() - started
+    async def ticker() -> None:  # progress at least every progress_every_s, even when stalled
+        while True:
+            await asyncio.sleep(progress_every_s)
+            progress(progress_line(report.diagnosed, len(cases), time.monotonic() - started,
+                                   report))
+
+    tick = asyncio.create_task(ticker())
+    try:
+        results = await asyncio.gather(*(one(c) for c in cases), return_exceptions=True)
+    finally:
+        tick.cancel()
+        await ctx.judge.aclose()
+        report.wall_s = time.monotonic() - started
+    progress(progress_line(report.diagnosed, len(cases), report.wall_s, report))
+    errors = [r for r in results if isinstance(r, BaseException)]
+    if errors:  # the first user error (e.g. a 401) wins over a breaker that opened after it
+        raise next((e for e in errors if isinstance(e, UserError)), errors[0])
 
 
 def progress_line(done: int, total: int, elapsed_s: float, report: DiagnosisReport) -> str:
     rate = done / elapsed_s if elapsed_s > 0 else 0.0
     eta = (total - done) / rate if rate > 0 else 0.0
-    return (f"diagnosis {done}/{total} ({rate:.1f}/s, ETA {eta:.0f}s, calls {report.calls}, "
+    calls_rate = report.calls / elapsed_s if elapsed_s > 0 else 0.0
+    return (f"diagnosis {done}/{total} ({rate:.1f}/s, ETA {eta:.0f}s, calls {report.calls} "
+            f"({calls_rate:.1f}/s), cache hits {report.cache_hits}, "
             f"tokens {report.prompt_tokens + report.completion_tokens})")
 
 
@@ -219,17 +233,17 @@ def diagnose(ctx: Context, benchmark: Benchmark, preds: list[CanonicalPrediction
     return report
 
 
-def count_done(signals_db: Path, run_id: str, fingerprint: str) -> int:
-    """Finished diagnoses already stored, read without creating or writing anything."""
+def done_ids(signals_db: Path, run_id: str, fingerprint: str) -> set[str]:
+    """Finished (non-degraded, non-INFRA) diagnoses, read without creating or writing."""
     if not signals_db.is_file():
-        return 0
+        return set()
     conn = sqlite3.connect(f"file:{signals_db}?mode=ro", uri=True)
     try:
-        return int(conn.execute(
-            "SELECT COUNT(*) FROM signals WHERE baseline_run_id = ? AND diag_fingerprint = ? "
-            "AND degraded = 0 AND infra = 0", (run_id, fingerprint)).fetchone()[0])
+        return {r[0] for r in conn.execute(
+            "SELECT question_id FROM signals WHERE baseline_run_id = ? AND diag_fingerprint = ? "
+            "AND degraded = 0 AND infra = 0", (run_id, fingerprint))}
     except sqlite3.OperationalError:
-        return 0
+        return set()
     finally:
         conn.close()
 

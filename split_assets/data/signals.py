@@ -36,6 +36,24 @@ CREATE TABLE IF NOT EXISTS signals (
     created_at TEXT NOT NULL,
     PRIMARY KEY (question_id, baseline_run_id, diag_fingerprint)
 );
+CREATE TABLE IF NOT EXISTS llm_cache (
+    key TEXT PRIMARY KEY,
+    response TEXT NOT NULL,
+    created_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS llm_calls (
+    diag_fingerprint TEXT NOT NULL,
+    question_id TEXT NOT NULL,
+    attempt INTEGER NOT NULL,
+    status TEXT NOT NULL,
+    latency_ms REAL NOT NULL,
+    prompt_tokens INTEGER NOT NULL DEFAULT 0,
+    completion_tokens INTEGER NOT NULL DEFAULT 0,
+    cache_hit INTEGER NOT NULL DEFAULT 0,
+    reported_model TEXT,
+    created_at TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS llm_calls_fp ON llm_calls (diag_fingerprint);
 """
 
 
@@ -135,6 +153,41 @@ class SignalStore:
             "SELECT question_id FROM signals WHERE baseline_run_id = ? AND diag_fingerprint = ?"
             " AND degraded = 0", (baseline_run_id, diag_fingerprint))
         return {r[0] for r in cursor}
+
+    # -- the judge's response cache: only valid responses are ever put here ----------------
+
+    def cache_get(self, key: str) -> str | None:
+        row = self._conn.execute("SELECT response FROM llm_cache WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def cache_put(self, key: str, response: str) -> None:
+        with self._conn:
+            self._conn.execute("INSERT OR REPLACE INTO llm_cache (key, response, created_at) "
+                               "VALUES (?, ?, ?)", (key, response, utc_now()))
+
+    # -- per-call telemetry -----------------------------------------------------------------
+
+    def record_call(self, fingerprint: str, question_id: str, attempt: int, status: str,
+                    latency_ms: float, prompt_tokens: int = 0, completion_tokens: int = 0,
+                    cache_hit: bool = False, reported_model: str | None = None) -> None:
+        with self._conn:
+            self._conn.execute(
+                "INSERT INTO llm_calls VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (fingerprint, question_id, attempt, status, latency_ms, prompt_tokens,
+                 completion_tokens, int(cache_hit), reported_model, utc_now()))
+
+    def reported_models(self, fingerprint: str) -> list[str]:
+        """Models the endpoint reported for a fingerprint, first seen first."""
+        rows = self._conn.execute(
+            "SELECT reported_model, MIN(rowid) FROM llm_calls WHERE diag_fingerprint = ? AND "
+            "reported_model IS NOT NULL GROUP BY reported_model ORDER BY 2", (fingerprint,))
+        return [r[0] for r in rows]
+
+    def call_statuses(self, fingerprint: str) -> dict[str, int]:
+        rows = self._conn.execute("SELECT status, COUNT(*) FROM llm_calls WHERE "
+                                  "diag_fingerprint = ? GROUP BY status ORDER BY status",
+                                  (fingerprint,))
+        return {r[0]: int(r[1]) for r in rows}
 
     def count(self) -> int:
         return int(self._conn.execute("SELECT COUNT(*) FROM signals").fetchone()[0])

@@ -20,5 +20,6 @@ def build_judge(diag: DiagConfig) -> Judge:
                               "use context: full (needs traces, trees and skills); answer-only "
                               "rules arrive with the importers")
         return RulesJudge(diag.rules, diag.context)
-    raise ConfigError(f"diag.judge: {diag.judge} is not available in this version", "diag.judge",
-                      "use judge: rules (offline, no API key)")
+    from split_assets.judge.openai_judge import OpenAIJudge
+
+    return OpenAIJudge(diag)

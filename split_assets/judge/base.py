@@ -81,6 +81,18 @@ class Judge(Protocol):
         """Endpoint calls a diagnosis costs (0 for offline judges)."""
         ...
 
+    def estimated_tokens(self, case: JudgeCase, templates: dict[str, str]) -> int:
+        """Tokens a diagnosis of ``case`` is expected to cost (0 for offline judges)."""
+        ...
+
+    def start(self, store: Any, fingerprint: str, templates: dict[str, str]) -> None:
+        """Prepare for a diagnosis pass (inside its event loop): store, fingerprint, prompts."""
+        ...
+
     async def diagnose(self, case: JudgeCase) -> JudgeOutcome:
         """Diagnose one wrong answer."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release what ``start`` opened."""
         ...

@@ -68,8 +68,17 @@ class RulesJudge:
     def estimated_calls_per_question(self) -> int:
         return 0
 
+    def estimated_tokens(self, case: JudgeCase, templates: dict[str, str]) -> int:
+        return 0
+
+    def start(self, store: Any, fingerprint: str, templates: dict[str, str]) -> None:
+        """Nothing to open: the rules judge reads only the case."""
+
     async def diagnose(self, case: JudgeCase) -> JudgeOutcome:
         return JudgeOutcome(diagnosis=self.decide(case))
+
+    async def aclose(self) -> None:
+        """Nothing to close."""
 
     def decide(self, case: JudgeCase) -> Diagnosis:
         """Apply the rules of the module docstring to one case."""
