@@ -121,6 +121,7 @@ class GovernedClient:
         self._sleep = sleep
         self._rng = random.Random(seed)
         self._client = openai.AsyncOpenAI(max_retries=0, timeout=settings.timeout_s)
+        self._fatal: UserError | None = None  # a 401/403/404 stops every call that follows
 
     async def aclose(self) -> None:
         await self._client.close()
@@ -154,6 +155,8 @@ class GovernedClient:
             return reply
         s = self.settings
         for attempt in range(s.max_retries + 1):
+            if self._fatal is not None:
+                raise self._fatal
             self.breaker.check()
             started = time.monotonic()
             retry_after: float | None = None
@@ -167,13 +170,15 @@ class GovernedClient:
                 status = stall.status
             except openai.AuthenticationError:
                 self._record(question_id, attempt, "401", started)
-                raise EndpointAuthError("the endpoint rejected the API key (401)", KEY_VAR,
-                                        f"set a valid key in {KEY_VAR}") from None
+                self._fatal = EndpointAuthError("the endpoint rejected the API key (401)",
+                                                KEY_VAR, f"set a valid key in {KEY_VAR}")
+                raise self._fatal from None
             except (openai.PermissionDeniedError, openai.NotFoundError) as exc:
                 self._record(question_id, attempt, str(exc.status_code), started)
-                raise UserError(f"the endpoint answered {exc.status_code} for model "
-                                f"{self.model!r}", f"diag.model / {URL_VAR}",
-                                "check the model name and the endpoint URL") from None
+                self._fatal = UserError(f"the endpoint answered {exc.status_code} for model "
+                                        f"{self.model!r}", f"diag.model / {URL_VAR}",
+                                        "check the model name and the endpoint URL")
+                raise self._fatal from None
             except openai.APIStatusError as exc:
                 status = str(exc.status_code)
                 if exc.status_code < 500 and exc.status_code not in (408, 409, 429):

@@ -1,0 +1,253 @@
+"""The governed openai judge against a real local HTTP server speaking the chat completions API:
+one test per fault, asserting what a user would check (rows completed, degraded, calls made)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from conftest import edit_config, kv
+from llm_server import Action, FakeLLM
+
+from split_assets.config import load_config
+from split_assets.data.signals import SignalStore
+from split_assets.errors import RunFailure, UserError
+from split_assets.pipeline import diagnose, load_inputs, make_context, wrong_to_diagnose
+
+
+@pytest.fixture
+def server() -> Iterator[FakeLLM]:
+    with FakeLLM() as srv:
+        yield srv
+
+
+@pytest.fixture
+def openai_config(small_workspace: Path, server: FakeLLM,
+                  monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-secret-123")
+    return edit_config(small_workspace, diag={
+        "judge": "openai", "model": "fake-model", "concurrency": 1,
+        "openai": {"backoff_base_s": 0.01, "backoff_max_s": 0.5, "max_retries": 3,
+                   "breaker_threshold": 4, "ttft_timeout_s": 0.5, "inter_token_timeout_s": 0.5,
+                   "timeout_s": 5.0}})
+
+
+def run_diagnosis(config: Path):  # noqa: ANN201 - (report, rows, n_wrong)
+    ctx = make_context(load_config(config))
+    benchmark, preds = load_inputs(ctx)
+    with SignalStore(ctx.loaded.paths.signals_db) as store:
+        try:
+            report = diagnose(ctx, benchmark, preds, store)
+        finally:
+            rows = [r for r in store.rows(ctx.run_id, ctx.fingerprint.key) if not r.infra]
+    return report, rows, len(wrong_to_diagnose(preds))
+
+
+def statuses(config: Path) -> list[str]:
+    db = config.parent / "signals.db"
+    return [r[0] for r in sqlite3.connect(db).execute("SELECT status FROM llm_calls")]
+
+
+def test_every_wrong_answer_diagnosed_once_then_cached(openai_config: Path,
+                                                       server: FakeLLM) -> None:
+    report, rows, n_wrong = run_diagnosis(openai_config)
+    assert report.diagnosed == len(rows) == n_wrong > 0
+    assert report.calls == len(server.requests) == n_wrong  # one call per question
+    assert not any(r.degraded for r in rows)
+    assert {r.reported_model for r in rows} == {"fake-model-1"}
+    assert all(r.prompt_tokens > 0 for r in rows)
+    first = server.requests[0]
+    assert first["model"] == "fake-model" and first["temperature"] == 0.0
+    assert first["messages"][0]["role"] == "system"
+    assert "Analysis 5: reasoning_sub" in first["messages"][1]["content"]
+    # nothing left to do: a second pass calls nothing
+    report, _, _ = run_diagnosis(openai_config)
+    assert report.diagnosed == 0 and len(server.requests) == n_wrong
+    # signals lost, cache kept: identical requests cost nothing
+    conn = sqlite3.connect(openai_config.parent / "signals.db")
+    conn.execute("DELETE FROM signals")
+    conn.commit()
+    report, rows, _ = run_diagnosis(openai_config)
+    assert report.diagnosed == n_wrong and report.cache_hits == n_wrong
+    assert len(server.requests) == n_wrong
+
+
+def test_429_with_retry_after_is_honoured(openai_config: Path, server: FakeLLM) -> None:
+    server.script(Action("status", status=429, retry_after=0.4),
+                  Action("status", status=429, retry_after=0.4))
+    started = time.monotonic()
+    report, rows, n_wrong = run_diagnosis(openai_config)
+    assert time.monotonic() - started >= 0.8
+    assert len(rows) == n_wrong and not any(r.degraded for r in rows)
+    assert len(server.requests) == n_wrong + 2 and report.calls == n_wrong + 2
+    assert statuses(openai_config).count("429") == 2
+
+
+@pytest.mark.parametrize(("action", "status"), [
+    (Action("status", status=500), "500"),
+    (Action("reset"), "connection_error"),
+])
+def test_server_error_and_reset_are_retried(openai_config: Path, server: FakeLLM,
+                                            action: Action, status: str) -> None:
+    server.script(action, action)
+    report, rows, n_wrong = run_diagnosis(openai_config)
+    assert len(rows) == n_wrong and not any(r.degraded for r in rows)
+    assert report.calls == n_wrong + 2
+    assert statuses(openai_config).count(status) == 2
+
+
+@pytest.mark.parametrize(("action", "status"), [
+    (Action("stall_first", stall_s=2.0), "ttft_timeout"),
+    (Action("stall_mid", stall_s=2.0), "inter_token_timeout"),
+])
+def test_streaming_stalls_time_out_and_retry(openai_config: Path, server: FakeLLM,
+                                             action: Action, status: str) -> None:
+    edit_config(openai_config, diag={"openai": {"stream": True, "backoff_base_s": 0.01,
+                                                "ttft_timeout_s": 0.5,
+                                                "inter_token_timeout_s": 0.5}})
+    server.script(action)
+    report, rows, n_wrong = run_diagnosis(openai_config)
+    assert len(rows) == n_wrong and not any(r.degraded for r in rows)
+    assert report.calls == n_wrong + 1
+    assert statuses(openai_config).count(status) == 1
+
+
+def test_invalid_json_is_repaired_with_the_error_shown(openai_config: Path,
+                                                       server: FakeLLM) -> None:
+    server.script(Action("invalid_json"))
+    report, rows, n_wrong = run_diagnosis(openai_config)
+    assert len(rows) == n_wrong and not any(r.degraded for r in rows)
+    assert report.calls == n_wrong + 1
+    repair = server.requests[1]["messages"]
+    assert repair[-2]["role"] == "assistant"
+    assert "not a valid diagnosis" in repair[-1]["content"]
+
+
+def test_schema_invalid_twice_is_degraded_then_retried(openai_config: Path,
+                                                       server: FakeLLM) -> None:
+    server.script(Action("schema_invalid"), Action("schema_invalid"))
+    report, rows, n_wrong = run_diagnosis(openai_config)
+    degraded = [r for r in rows if r.degraded]
+    assert len(rows) == n_wrong and len(degraded) == 1
+    assert "invalid output" in degraded[0].rationale
+    assert report.calls == n_wrong + 1
+    # the next pass retries the degraded row only (its invalid answers were never cached)
+    report, rows, _ = run_diagnosis(openai_config)
+    assert report.diagnosed == 1 and report.calls == 1 and report.cache_hits == 0
+    assert not any(r.degraded for r in rows)
+
+
+def test_401_fails_at_once_naming_the_variable_not_the_key(openai_config: Path,
+                                                           server: FakeLLM,
+                                                           monkeypatch: pytest.MonkeyPatch
+                                                           ) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "bad-key")
+    with pytest.raises(UserError) as err:
+        run_diagnosis(openai_config)
+    assert err.value.exit_code == 2
+    assert "OPENAI_API_KEY" in err.value.line() and "bad-key" not in err.value.line()
+    assert len(server.requests) == 1  # no retry
+
+
+def test_breaker_stops_the_run_and_keeps_finished_rows(openai_config: Path,
+                                                       server: FakeLLM) -> None:
+    server.script(Action(), Action(), Action(), *[Action("status", status=503)] * 50)
+    with pytest.raises(RunFailure, match="failed 4 times in a row"):
+        run_diagnosis(openai_config)
+    db = openai_config.parent / "signals.db"
+    done = sqlite3.connect(db).execute(
+        "SELECT COUNT(*) FROM signals WHERE infra = 0 AND degraded = 0").fetchone()[0]
+    assert done == 3
+    assert len(server.requests) == 3 + 4  # stopped once the breaker opened
+
+
+def test_switching_judge_makes_a_new_partition(small_workspace: Path, openai_config: Path,
+                                               server: FakeLLM) -> None:
+    from split_assets.cli import main
+
+    edit_config(openai_config, diag={"judge": "rules", "model": "rules-v1"})
+    assert main(["run", "--config", str(openai_config)]) == 0
+    rules_fp = make_context(load_config(openai_config)).fingerprint.key
+    db = openai_config.parent / "signals.db"
+    before = sqlite3.connect(db).execute(
+        "SELECT * FROM signals WHERE diag_fingerprint = ? ORDER BY 1", (rules_fp,)).fetchall()
+    edit_config(openai_config, diag={"judge": "openai", "model": "fake-model"})
+    assert make_context(load_config(openai_config)).fingerprint.key != rules_fp
+    run_diagnosis(openai_config)
+    after = sqlite3.connect(db).execute(
+        "SELECT * FROM signals WHERE diag_fingerprint = ? ORDER BY 1", (rules_fp,)).fetchall()
+    assert after == before
+
+
+def test_changing_one_prompt_changes_the_fingerprint(openai_config: Path,
+                                                     tmp_path: Path) -> None:
+    import shutil
+
+    prompts = tmp_path / "prompts"
+    shutil.copytree(Path(__file__).parents[1] / "prompts", prompts)
+    edit_config(openai_config, diag={"prompts_dir": str(prompts)})
+    key = make_context(load_config(openai_config)).fingerprint.key
+    (prompts / "confirmation_bias.md").write_text("Did the agent commit early?\n")
+    assert make_context(load_config(openai_config)).fingerprint.key != key
+    edit_config(openai_config, diag={"openai": {"temperature": 0.7}})
+    assert make_context(load_config(openai_config)).fingerprint.key != key
+
+
+def test_dry_run_checks_environment_and_calls_nothing(openai_config: Path, server: FakeLLM,
+                                                      run_cli, monkeypatch) -> None:  # noqa: ANN001
+    code, out, err = run_cli("run", "--config", str(openai_config), "--dry-run")
+    assert code == 0, err
+    plan = kv(out)
+    assert int(plan["estimated_calls"]) == int(plan["to_diagnose"]) > 0
+    assert int(plan["estimated_tokens"]) > 0
+    assert server.requests == []
+    monkeypatch.delenv("OPENAI_API_KEY")
+    code, _, err = run_cli("run", "--config", str(openai_config), "--dry-run")
+    assert code == 2 and "error: OPENAI_API_KEY is not set" in err
+
+
+def test_sigkill_loses_no_finished_row_and_repeats_no_call(openai_config: Path,
+                                                           dagster_home: Path,
+                                                           monkeypatch: pytest.MonkeyPatch
+                                                           ) -> None:
+    with FakeLLM(latency_s=0.15) as slow:
+        env = dict(os.environ, OPENAI_BASE_URL=slow.base_url, OPENAI_API_KEY="k",
+                   DAGSTER_HOME=str(dagster_home))
+        proc = subprocess.Popen([sys.executable, "-m", "split_assets.cli", "run", "--config",
+                                 str(openai_config)], env=env, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL)
+        db = openai_config.parent / "signals.db"
+        deadline = time.monotonic() + 120
+        done_before: set[str] = set()
+        while time.monotonic() < deadline:
+            time.sleep(0.1)
+            if db.exists():
+                try:
+                    done_before = {r[0] for r in sqlite3.connect(db).execute(
+                        "SELECT question_id FROM signals WHERE infra = 0")}
+                except sqlite3.OperationalError:
+                    continue
+            if len(done_before) >= 5:
+                break
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        done_before = {r[0] for r in sqlite3.connect(db).execute(
+            "SELECT question_id FROM signals WHERE infra = 0")}
+        asked_before = len(slow.requests)
+        assert len(done_before) >= 5
+        monkeypatch.setenv("OPENAI_BASE_URL", slow.base_url)
+        report, rows, n_wrong = run_diagnosis(openai_config)
+        assert len(rows) == n_wrong and not any(r.degraded for r in rows)
+        new_requests = slow.requests[asked_before:]
+        assert len(new_requests) <= n_wrong - len(done_before)
+        asked_again = {m["content"] for r in new_requests for m in r["messages"]}
+        assert report.diagnosed == n_wrong - len(done_before)
+        assert asked_again  # the missing questions were asked
