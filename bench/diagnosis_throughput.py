@@ -1,0 +1,83 @@
+"""Diagnosis throughput of the openai judge as configured by default, against the local test
+server in its own process (200 ms per call), concurrency 32, 1,000 wrong answers.
+
+Prints achieved calls/s against the bound (32 / 0.2 s), CPU ms per call of this (the judge's)
+process, calls per question; then a warm-cache pass and the calls it made. The last line is one
+JSON object. Run: .venv/bin/python bench/diagnosis_throughput.py
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+CONCURRENCY, LATENCY_S, N_QUESTIONS = 32, 0.2, 1000
+
+
+def main() -> None:
+    from split_assets.config import load_config
+    from split_assets.data.signals import SignalStore
+    from split_assets.demo import build_workspace
+    from split_assets.pipeline import diagnose, load_inputs, make_context, wrong_to_diagnose
+
+    server = subprocess.Popen([sys.executable, str(ROOT / "tests" / "llm_server.py"), "--port",
+                               "0", "--latency", str(LATENCY_S)], stdout=subprocess.PIPE,
+                              text=True)
+    try:
+        ready = server.stdout.readline().split()
+        assert ready and ready[0] == "READY", ready
+        os.environ["OPENAI_BASE_URL"] = ready[1]
+        os.environ["OPENAI_API_KEY"] = "bench-key"
+        with tempfile.TemporaryDirectory() as tmp:
+            summary = build_workspace(Path(tmp) / "ws", n_videos=1000, seed=5)
+            config = yaml.safe_load(summary.config_path.read_text())
+            config["diag"].update(judge="openai", model="bench-model", concurrency=CONCURRENCY)
+            summary.config_path.write_text(yaml.safe_dump(config))
+            ctx = make_context(load_config(summary.config_path))
+            benchmark, preds = load_inputs(ctx)
+            wrong = wrong_to_diagnose(preds)[:N_QUESTIONS]
+            keep = {p.question_id for p in wrong}
+            subset = [p for p in preds if p.correct or p.question_id in keep]
+            print(f"diagnosing {len(wrong)} wrong answers, concurrency {CONCURRENCY}, "
+                  f"server latency {LATENCY_S * 1000:.0f} ms", file=sys.stderr)
+            with SignalStore(ctx.loaded.paths.signals_db) as store:
+                cpu0, wall0 = time.process_time(), time.perf_counter()
+                report = diagnose(ctx, benchmark, subset, store, progress=lambda line: print(
+                    line, file=sys.stderr), progress_every_s=5)
+                cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
+            conn = sqlite3.connect(ctx.loaded.paths.signals_db)
+            conn.execute("DELETE FROM signals")  # the diagnoses are gone, the cache is not
+            conn.commit()
+            conn.close()
+            with SignalStore(ctx.loaded.paths.signals_db) as store:
+                warm = diagnose(ctx, benchmark, subset, store)
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+    bound = CONCURRENCY / LATENCY_S
+    calls_per_s = report.calls / wall
+    result = {
+        "calls_per_s": round(calls_per_s, 1), "bound_calls_per_s": round(bound, 1),
+        "ratio": round(calls_per_s / bound, 3),
+        "cpu_ms_per_call": round(1000 * cpu / max(report.calls, 1), 2),
+        "calls_per_question": round(report.calls / max(report.diagnosed, 1), 3),
+        "warm_cache_calls": warm.calls,
+    }
+    print(f"calls/s {result['calls_per_s']} vs bound {result['bound_calls_per_s']} "
+          f"(ratio {result['ratio']}); CPU {result['cpu_ms_per_call']} ms/call; "
+          f"{result['calls_per_question']} calls/question; warm cache: {warm.calls} calls, "
+          f"{warm.cache_hits} cache hits")
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()
