@@ -94,6 +94,11 @@ def diagnosis_signals(context: AssetExecutionContext, split_config: SplitConfigR
         report = pipeline.diagnose(ctx, benchmark, canonical_predictions, store,
                                    progress=context.log.info)
         rows = [r for r in store.rows(ctx.run_id, ctx.fingerprint.key) if not r.infra]
+        models = store.reported_models(ctx.fingerprint.key)
+        call_statuses = store.call_statuses(ctx.fingerprint.key)
+    if len(models) > 1:
+        context.log.warning(f"the endpoint reported {len(models)} different models within "
+                            f"{ctx.fingerprint.key}: {', '.join(models)}")
     lat = sorted(report.latencies_ms)
     errors = Counter(r.error_type or "(none)" for r in rows)
     context.log.info(f"diagnosed {report.diagnosed} new, {report.already_done} already done")
@@ -114,6 +119,8 @@ def diagnosis_signals(context: AssetExecutionContext, split_config: SplitConfigR
         "latency_p95_ms": MetadataValue.float(
             round(lat[min(len(lat) - 1, int(0.95 * len(lat)))], 1) if lat else 0.0),
         "wall_s": MetadataValue.float(round(report.wall_s, 3)),
+        "reported_models": MetadataValue.json(models),
+        "call_statuses": MetadataValue.json(call_statuses),
     })
 
 

@@ -251,3 +251,17 @@ def test_sigkill_loses_no_finished_row_and_repeats_no_call(openai_config: Path,
         asked_again = {m["content"] for r in new_requests for m in r["messages"]}
         assert report.diagnosed == n_wrong - len(done_before)
         assert asked_again  # the missing questions were asked
+
+
+def test_full_run_through_dagster_with_openai_judge(openai_config: Path, server: FakeLLM,
+                                                    run_cli) -> None:  # noqa: ANN001
+    from dagster import AssetKey, DagsterInstance
+
+    server.model_reported = "fake-model-1"
+    code, out, err = run_cli("run", "--config", str(openai_config))
+    assert code == 0, err
+    meta = DagsterInstance.get().get_latest_materialization_event(
+        AssetKey("diagnosis_signals")).asset_materialization.metadata
+    assert meta["calls"].value == meta["diagnosed_now"].value > 0
+    assert meta["reported_models"].value == ["fake-model-1"]
+    assert "sk-test-secret-123" not in out + err
