@@ -36,6 +36,7 @@ def _check_generated_at(value: str | None) -> str | None:
 def _failure_of(result: Any) -> SplitAssetsError:
     """The error that failed a Dagster run, mapped back to our error classes."""
     user_classes = {cls.__name__ for cls in _subclasses(UserError)} | {"UserError"}
+    run_classes = {cls.__name__ for cls in _subclasses(RunFailure)} | {"RunFailure"}
     for event in result.all_events:
         if event.event_type_value == "ASSET_CHECK_EVALUATION":
             evaluation = event.event_specific_data
@@ -49,13 +50,9 @@ def _failure_of(result: Any) -> SplitAssetsError:
             continue
         error = event.step_failure_data.error
         while error is not None:
-            if error.cls_name in user_classes:
-                text = error.message.split(": ", 1)[-1].strip() if ": " in error.message else (
-                    error.message.strip())
-                failure = UserError(text)
-                return failure
-            if error.cls_name == "RunFailure":
-                return RunFailure(error.message.split(": ", 1)[-1].strip())
+            if error.cls_name in user_classes | run_classes:
+                text = error.message.split(": ", 1)[-1].strip()
+                return UserError(text) if error.cls_name in user_classes else RunFailure(text)
             error = error.cause
         top = event.step_failure_data.error
         return RunFailure(f"step {event.step_key} failed: {top.cls_name}: "
