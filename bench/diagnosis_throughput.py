@@ -8,6 +8,7 @@ JSON object. Run: .venv/bin/python bench/diagnosis_throughput.py
 
 from __future__ import annotations
 
+import cProfile
 import json
 import os
 import sqlite3
@@ -49,17 +50,25 @@ def main() -> None:
             subset = [p for p in preds if p.correct or p.question_id in keep]
             print(f"diagnosing {len(wrong)} wrong answers, concurrency {CONCURRENCY}, "
                   f"server latency {LATENCY_S * 1000:.0f} ms", file=sys.stderr)
+            profile = os.environ.get("BENCH_PROFILE")  # a path: cProfile the cold pass there
+            profiler = cProfile.Profile() if profile else None
             with SignalStore(ctx.loaded.paths.signals_db) as store:
                 cpu0, wall0 = time.process_time(), time.perf_counter()
+                if profiler:
+                    profiler.enable()
                 report = diagnose(ctx, benchmark, subset, store, progress=lambda line: print(
                     line, file=sys.stderr), progress_every_s=5)
                 cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
+                if profiler:
+                    profiler.disable()
+                    profiler.dump_stats(profile)
             conn = sqlite3.connect(ctx.loaded.paths.signals_db)
             conn.execute("DELETE FROM signals")  # the diagnoses are gone, the cache is not
             conn.commit()
             conn.close()
             with SignalStore(ctx.loaded.paths.signals_db) as store:
                 warm = diagnose(ctx, benchmark, subset, store)
+            reference = plain_client_reference(ctx, benchmark, wrong)
     finally:
         server.terminate()
         server.wait(timeout=10)
@@ -76,7 +85,47 @@ def main() -> None:
           f"(ratio {result['ratio']}); CPU {result['cpu_ms_per_call']} ms/call; "
           f"{result['calls_per_question']} calls/question; warm cache: {warm.calls} calls, "
           f"{warm.cache_hits} cache hits")
+    print(f"reference, same prompts and server: the plain openai client "
+          f"(chat.completions.create, nothing else) reaches ratio {reference['ratio']} at "
+          f"{reference['cpu_ms_per_call']} ms CPU per call")
     print(json.dumps(result))
+
+
+def plain_client_reference(ctx, benchmark, wrong) -> dict[str, float]:  # noqa: ANN001
+    """The bare ``AsyncOpenAI`` sending the same rendered prompts at the same concurrency: what
+    the machine and the server allow, measured in the same run as the judge."""
+    import asyncio
+
+    import openai
+
+    from split_assets.judge.prompts import load_templates
+    from split_assets.judge.render import render_messages
+    from split_assets.pipeline import build_cases
+
+    templates = load_templates(ctx.loaded.paths.prompts_dir, ctx.judge.required_templates())
+    prompts = [render_messages(templates, c, ctx.loaded.config.diag.context)
+               for c in build_cases(ctx, benchmark, wrong)]
+
+    async def run() -> float:
+        client = openai.AsyncOpenAI(max_retries=0)
+        slots = asyncio.Semaphore(CONCURRENCY)
+
+        async def one(messages: list[dict[str, str]]) -> None:
+            async with slots:
+                await client.chat.completions.create(model="bench-model", messages=messages,
+                                                     temperature=0.0)
+
+        started = time.perf_counter()
+        await asyncio.gather(*(one(m) for m in prompts))
+        wall = time.perf_counter() - started
+        await client.close()
+        return wall
+
+    cpu0 = time.process_time()
+    wall = asyncio.run(run())
+    cpu = time.process_time() - cpu0
+    return {"ratio": round(len(prompts) / wall / (CONCURRENCY / LATENCY_S), 3),
+            "cpu_ms_per_call": round(1000 * cpu / len(prompts), 2)}
 
 
 if __name__ == "__main__":

@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import asyncio
 import difflib
+import gc
 import sqlite3
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,10 +26,10 @@ from split_assets.data.harness import (
     predictions_digest,
 )
 from split_assets.data.signals import SignalRow, SignalStore
-from split_assets.data.store import load_skills, load_tree, skills_digest
+from split_assets.data.store import VideoTree, load_skills, load_tree, skills_digest, tree_path
 from split_assets.errors import ConfigError, InputError, UserError
 from split_assets.fingerprint import Fingerprint, compute_fingerprint
-from split_assets.judge import Judge, JudgeCase, build_judge
+from split_assets.judge import Judge, JudgeCase, JudgeOutcome, build_judge
 from split_assets.judge.prompts import load_templates
 from split_assets.lib.canonical import digest_of
 from split_assets.split.freeze import split_id
@@ -122,23 +124,79 @@ def infra_cause(p: CanonicalPrediction) -> str:
 
 # ---------------------------------------------------------------- diagnosis --------------
 
+class CaseSource:
+    """The judge's view of each prediction. ``full`` context reads every trace and skill up
+    front and fails loud when a trace or tree is missing; trees are parsed on first use (once
+    per video), so diagnosis starts without waiting for all of them."""
+
+    def __init__(self, ctx: Context, benchmark: Benchmark,
+                 preds: list[CanonicalPrediction]) -> None:
+        self.benchmark = benchmark
+        self.full = ctx.loaded.config.diag.context == "full" and bool(preds)
+        self._trees: dict[str, VideoTree] = {}
+        if not self.full:
+            return
+        paths = ctx.loaded.paths
+        self.store_dir = paths.store_dir
+        self.traces = load_traces(paths.harness_db, ctx.run_id, [p.question_id for p in preds])
+        missing = [p.question_id for p in preds if not self.traces.get(p.question_id)]
+        if missing:
+            raise InputError(f"{len(missing)} wrong answer(s) have no trace in run "
+                             f"{ctx.run_id!r} (e.g. {', '.join(missing[:5])})",
+                             "harness db traces",
+                             "record the traces, or use diag.context: answer_only")
+        self.skills = load_skills(paths.store_dir, ctx.loaded.config.diag.skills_version)
+        for video_id in sorted({p.video_id for p in preds}):
+            if not tree_path(paths.store_dir, video_id).is_file():
+                load_tree(paths.store_dir, video_id)  # raises the missing-tree error
+
+    def case(self, p: CanonicalPrediction) -> JudgeCase:
+        question = self.benchmark.by_id[p.question_id]
+        if not self.full:
+            return JudgeCase(question, p)
+        tree = self._trees.get(p.video_id)
+        if tree is None:
+            tree = self._trees[p.video_id] = load_tree(self.store_dir, p.video_id)
+        return JudgeCase(question, p, self.traces[p.question_id], tree, self.skills)
+
+
 def build_cases(ctx: Context, benchmark: Benchmark,
                 preds: list[CanonicalPrediction]) -> list[JudgeCase]:
-    """The judge's view of each prediction; ``full`` context loads traces, trees and skills and
-    fails loud when one is missing."""
-    if ctx.loaded.config.diag.context != "full" or not preds:
-        return [JudgeCase(benchmark.by_id[p.question_id], p) for p in preds]
-    paths = ctx.loaded.paths
-    traces = load_traces(paths.harness_db, ctx.run_id, [p.question_id for p in preds])
-    missing = [p.question_id for p in preds if not traces.get(p.question_id)]
-    if missing:
-        raise InputError(f"{len(missing)} wrong answer(s) have no trace in run {ctx.run_id!r} "
-                         f"(e.g. {', '.join(missing[:5])})", "harness db traces",
-                         "record the traces, or use diag.context: answer_only")
-    skills = load_skills(paths.store_dir, ctx.loaded.config.diag.skills_version)
-    trees = {v: load_tree(paths.store_dir, v) for v in sorted({p.video_id for p in preds})}
-    return [JudgeCase(benchmark.by_id[p.question_id], p, traces[p.question_id],
-                      trees[p.video_id], skills) for p in preds]
+    """Every case at once (the dry run, tests)."""
+    source = CaseSource(ctx, benchmark, preds)
+    return [source.case(p) for p in preds]
+
+
+class GroupCommit:
+    """Rows finished in the same turn of the event loop share one transaction; each worker
+    waits for its own row's commit before it takes its next question."""
+
+    def __init__(self, store: SignalStore) -> None:
+        self.store = store
+        self._rows: list[SignalRow] = []
+        self._waiters: list[asyncio.Future[None]] = []
+        self.transactions = 0
+
+    async def commit(self, row: SignalRow) -> None:
+        waiter = asyncio.get_running_loop().create_future()
+        self._rows.append(row)
+        self._waiters.append(waiter)
+        if len(self._rows) == 1:
+            asyncio.get_running_loop().call_soon(self._flush)
+        await waiter
+
+    def _flush(self) -> None:
+        rows, waiters = self._rows, self._waiters
+        self._rows, self._waiters = [], []
+        try:
+            self.store.upsert_many(rows)
+        except Exception as exc:  # noqa: BLE001 - handed to every waiting worker
+            for waiter in waiters:
+                waiter.set_exception(exc)
+            return
+        self.transactions += 1
+        for waiter in waiters:
+            waiter.set_result(None)
 
 
 @dataclass
@@ -157,19 +215,25 @@ class DiagnosisReport:
     wall_s: float = 0.0
 
 
-async def _diagnose_all(ctx: Context, cases: list[JudgeCase], store: SignalStore,
-                        report: DiagnosisReport, progress: Callable[[str], None],
-                        progress_every_s: float) -> None:
-    sem = asyncio.Semaphore(ctx.loaded.config.diag.concurrency)
+async def _diagnose_all(ctx: Context, source: CaseSource, todo: list[CanonicalPrediction],
+                        store: SignalStore, report: DiagnosisReport,
+                        progress: Callable[[str], None], progress_every_s: float) -> None:
+    # diag.concurrency bounds the calls in flight (the judge holds that semaphore around each
+    # network call); twice as many workers take questions in order, so the next prompt is
+    # already rendered when a call slot frees, and parsing and storing never hold a slot.
     started = time.monotonic()
     templates = load_templates(ctx.loaded.paths.prompts_dir, ctx.judge.required_templates())
     ctx.judge.start(store, ctx.fingerprint.key, templates)
+    queue = iter(todo)
 
-    async def one(case: JudgeCase) -> None:
-        async with sem:
-            outcome = await ctx.judge.diagnose(case)
+    committer = GroupCommit(store)
+
+    async def worker() -> None:
+        for p in queue:  # one shared iterator: each question goes to exactly one worker
+            await store_outcome(p, await ctx.judge.diagnose(source.case(p)))
+
+    async def store_outcome(p: CanonicalPrediction, outcome: JudgeOutcome) -> None:
         d = outcome.diagnosis
-        p = case.prediction
         row = SignalRow(
             question_id=p.question_id, baseline_run_id=ctx.run_id,
             diag_fingerprint=ctx.fingerprint.key, video_id=p.video_id, task_type=p.task_type,
@@ -181,7 +245,7 @@ async def _diagnose_all(ctx: Context, cases: list[JudgeCase], store: SignalStore
             confidence=d.confidence if d else None, reported_model=outcome.reported_model,
             prompt_tokens=outcome.prompt_tokens, completion_tokens=outcome.completion_tokens,
             latency_ms=outcome.latency_ms)
-        store.upsert(row)  # committed before moving on: a crash loses nothing finished
+        await committer.commit(row)  # committed before moving on: a crash loses nothing finished
         report.diagnosed += 1
         report.degraded += d is None
         report.calls += outcome.calls
@@ -194,17 +258,20 @@ async def _diagnose_all(ctx: Context, cases: list[JudgeCase], store: SignalStore
     async def ticker() -> None:  # progress at least every progress_every_s, even when stalled
         while True:
             await asyncio.sleep(progress_every_s)
-            progress(progress_line(report.diagnosed, len(cases), time.monotonic() - started,
+            progress(progress_line(report.diagnosed, len(todo), time.monotonic() - started,
                                    report))
 
     tick = asyncio.create_task(ticker())
     try:
-        results = await asyncio.gather(*(one(c) for c in cases), return_exceptions=True)
+        workers = min(len(todo), 2 * ctx.loaded.config.diag.concurrency)
+        results = await asyncio.gather(*(worker() for _ in range(workers)),
+                                       return_exceptions=True)
     finally:
         tick.cancel()
         await ctx.judge.aclose()
+        store.flush()  # telemetry of calls that ended without a diagnosis row
         report.wall_s = time.monotonic() - started
-    progress(progress_line(report.diagnosed, len(cases), report.wall_s, report))
+    progress(progress_line(report.diagnosed, len(todo), report.wall_s, report))
     errors = [r for r in results if isinstance(r, BaseException)]
     if errors:  # the first user error (e.g. a 401) wins over a breaker that opened after it
         raise next((e for e in errors if isinstance(e, UserError)), errors[0])
@@ -219,6 +286,22 @@ def progress_line(done: int, total: int, elapsed_s: float, report: DiagnosisRepo
             f"tokens {report.prompt_tokens + report.completion_tokens})")
 
 
+@contextmanager
+def _long_lived_inputs_frozen() -> Iterator[None]:
+    """While diagnosing, keep the cyclic garbage collector off the inputs loaded so far (the
+    benchmark, predictions, traces): they live for the whole pass, and rescanning them in every
+    full collection stalled the event loop for tens of ms, leaving call slots idle. The many
+    short-lived objects of each call are still collected (gen-0 threshold raised, not off)."""
+    threshold = gc.get_threshold()
+    gc.freeze()
+    gc.set_threshold(max(threshold[0], 10_000), *threshold[1:])
+    try:
+        yield
+    finally:
+        gc.set_threshold(*threshold)
+        gc.unfreeze()
+
+
 def diagnose(ctx: Context, benchmark: Benchmark, preds: list[CanonicalPrediction],
              store: SignalStore, progress: Callable[[str], None] = lambda _: None,
              progress_every_s: float = 10.0) -> DiagnosisReport:
@@ -228,8 +311,10 @@ def diagnose(ctx: Context, benchmark: Benchmark, preds: list[CanonicalPrediction
     todo = [p for p in wrong if p.question_id not in done]
     report = DiagnosisReport(total_wrong=len(wrong), already_done=len(wrong) - len(todo))
     if todo:
-        cases = build_cases(ctx, benchmark, todo)
-        asyncio.run(_diagnose_all(ctx, cases, store, report, progress, progress_every_s))
+        source = CaseSource(ctx, benchmark, todo)
+        with _long_lived_inputs_frozen():
+            asyncio.run(_diagnose_all(ctx, source, todo, store, report, progress,
+                                      progress_every_s))
     return report
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from conftest import edit_config, kv
-from llm_server import Action, FakeLLM
+from llm_server import INVALID_JSON_CONTENT, Action, FakeLLM
 
 from split_assets.config import load_config
 from split_assets.data.signals import SignalStore
@@ -126,15 +126,24 @@ def test_invalid_json_is_repaired_with_the_error_shown(openai_config: Path,
     report, rows, n_wrong = run_diagnosis(openai_config)
     assert len(rows) == n_wrong and not any(r.degraded for r in rows)
     assert report.calls == n_wrong + 1
-    repair = server.requests[1]["messages"]
-    assert repair[-2]["role"] == "assistant"
-    assert "not a valid diagnosis" in repair[-1]["content"]
+    repairs = [r["messages"] for r in server.requests if len(r["messages"]) > 2]
+    assert len(repairs) == 1  # the one invalid answer, shown back with the error
+    assert repairs[0][-2] == {"role": "assistant", "content": INVALID_JSON_CONTENT}
+    assert "not a valid diagnosis" in repairs[0][-1]["content"]
 
 
 def test_schema_invalid_twice_is_degraded_then_retried(openai_config: Path,
                                                        server: FakeLLM) -> None:
-    server.script(Action("schema_invalid"), Action("schema_invalid"))
+    first_prompt: list[str] = []
+
+    def one_question_answers_badly(body: dict, index: int) -> Action | None:
+        prompt = body["messages"][1]["content"]  # the call and its repair share it
+        first_prompt[:] = first_prompt or [prompt]
+        return Action("schema_invalid") if prompt == first_prompt[0] else None
+
+    server.responder = one_question_answers_badly
     report, rows, n_wrong = run_diagnosis(openai_config)
+    server.responder = None
     degraded = [r for r in rows if r.degraded]
     assert len(rows) == n_wrong and len(degraded) == 1
     assert "invalid output" in degraded[0].rationale

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from split_assets.data.benchmark import Benchmark
 from split_assets.errors import InputError
 from split_assets.lib.canonical import digest_of
@@ -175,26 +177,32 @@ class TraceStep:
 
 def load_traces(db: Path, run_id: str, question_ids: Iterable[str]) -> dict[str, list[TraceStep]]:
     """The trace of each asked question (questions without one are absent from the result)."""
-    wanted = set(question_ids)
-    traces: dict[str, list[TraceStep]] = {}
+    wanted = sorted(set(question_ids))
+    traces: dict[str, list[tuple[int, str, str, Any]]] = {}
     with open_readonly(db) as conn:
         _require_table(conn, "traces", ("run_id", "question_id", "step", "kind", "content"), db)
-        rows = conn.execute("SELECT question_id, step, kind, content FROM traces WHERE run_id = ?",
+        # only the asked questions' rows are read and parsed (a temp table lives in memory,
+        # so this works on the read-only connection)
+        conn.execute("CREATE TEMP TABLE wanted (question_id TEXT PRIMARY KEY)")
+        conn.executemany("INSERT INTO wanted VALUES (?)", ((q,) for q in wanted))
+        rows = conn.execute("SELECT t.question_id, t.step, t.kind, t.content FROM traces t "
+                            "JOIN wanted w ON w.question_id = t.question_id WHERE t.run_id = ?",
                             (run_id,)).fetchall()
     for qid, step, kind, content in rows:
-        if qid not in wanted:
-            continue
         if kind not in TRACE_KINDS:
             raise InputError(f"trace step {step} of {qid!r} has unknown kind {kind!r}",
                              f"harness db traces, run {run_id!r}",
                              f"kind must be one of {', '.join(TRACE_KINDS)}")
         try:
-            parsed = json.loads(content) if isinstance(content, str) else content
+            parsed = orjson.loads(content) if isinstance(content, str) else content
         except json.JSONDecodeError:
             raise InputError(f"trace step {step} of {qid!r} has content that is not JSON",
                              f"harness db traces, run {run_id!r}",
                              "store content as JSON") from None
-        traces.setdefault(qid, []).append(TraceStep(int(step), str(kind), parsed))
-    for steps in traces.values():
-        steps.sort(key=lambda s: (s.step, s.kind, json.dumps(s.content, sort_keys=True)))
-    return traces
+        text = content if isinstance(content, str) else json.dumps(content, sort_keys=True)
+        traces.setdefault(qid, []).append((int(step), str(kind), text, parsed))
+    out: dict[str, list[TraceStep]] = {}
+    for qid, steps in traces.items():  # row order in the db never matters
+        steps.sort(key=lambda s: s[:3])
+        out[qid] = [TraceStep(step, kind, parsed) for step, kind, _, parsed in steps]
+    return out

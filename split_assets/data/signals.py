@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass, fields
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -109,6 +109,7 @@ class SignalStore:
         self._conn.commit()
 
     def close(self) -> None:
+        self._conn.commit()
         self._conn.close()
 
     def __enter__(self) -> SignalStore:
@@ -124,8 +125,8 @@ class SignalStore:
     def upsert_many(self, rows: Iterable[SignalRow]) -> int:
         """Insert or update rows in one transaction; returns how many were written."""
         values = []
-        for row in rows:
-            record = asdict(row)
+        for row in rows:  # rows are flat: a shallow read, not dataclasses.asdict's deep copy
+            record = {c: getattr(row, c) for c in _COLUMNS}
             record["created_at"] = record["created_at"] or utc_now()
             record["degraded"] = int(record["degraded"])
             record["infra"] = int(record["infra"])
@@ -161,20 +162,26 @@ class SignalStore:
         return row[0] if row else None
 
     def cache_put(self, key: str, response: str) -> None:
-        with self._conn:
-            self._conn.execute("INSERT OR REPLACE INTO llm_cache (key, response, created_at) "
-                               "VALUES (?, ?, ?)", (key, response, utc_now()))
+        """Written in the open transaction: committed together with the diagnosis row that
+        uses it (``upsert``) or by ``flush``, so a crash never keeps one without the other."""
+        self._conn.execute("INSERT OR REPLACE INTO llm_cache (key, response, created_at) "
+                           "VALUES (?, ?, ?)", (key, response, utc_now()))
+
+    def flush(self) -> None:
+        """Commit what is pending (telemetry and cache rows written since the last row)."""
+        self._conn.commit()
 
     # -- per-call telemetry -----------------------------------------------------------------
 
     def record_call(self, fingerprint: str, question_id: str, attempt: int, status: str,
                     latency_ms: float, prompt_tokens: int = 0, completion_tokens: int = 0,
                     cache_hit: bool = False, reported_model: str | None = None) -> None:
-        with self._conn:
-            self._conn.execute(
-                "INSERT INTO llm_calls VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (fingerprint, question_id, attempt, status, latency_ms, prompt_tokens,
-                 completion_tokens, int(cache_hit), reported_model, utc_now()))
+        """One telemetry row, committed with the next diagnosis row or ``flush`` (one commit
+        per finished diagnosis instead of three)."""
+        self._conn.execute(
+            "INSERT INTO llm_calls VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (fingerprint, question_id, attempt, status, latency_ms, prompt_tokens,
+             completion_tokens, int(cache_hit), reported_model, utc_now()))
 
     def reported_models(self, fingerprint: str) -> list[str]:
         """Models the endpoint reported for a fingerprint, first seen first."""

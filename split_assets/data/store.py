@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import orjson
 import yaml
 
 from split_assets.errors import InputError
@@ -49,7 +50,7 @@ def load_tree(store_dir: Path, video_id: str) -> VideoTree:
                          "add the tree, or use diag.context: answer_only")
     raw = path.read_bytes()
     try:
-        data = json.loads(raw)
+        data = orjson.loads(raw)
         nodes: dict[str, TreeNode] = {}
         stack: list[tuple[dict[str, Any], int]] = [(data["root"], 0)]
         while stack:

@@ -72,7 +72,8 @@ class OpenAIJudge:
     def start(self, store: SignalStore, fingerprint: str, templates: dict[str, str]) -> None:
         """Open the governed client (inside the event loop that will diagnose)."""
         self._templates = templates
-        self._client = GovernedClient(self.diag.openai, self.diag.model, store, fingerprint)
+        self._client = GovernedClient(self.diag.openai, self.diag.model, store, fingerprint,
+                                      concurrency=self.diag.concurrency)
 
     async def aclose(self) -> None:
         if self._client is not None:
@@ -88,8 +89,9 @@ class OpenAIJudge:
         spent: list[Reply] = []
         reason = "no valid diagnosis"
         for _ in range(2):  # the call, then at most one repair call showing the error
+            request = self._client.prepare(messages)
             try:
-                reply = await self._client.complete(messages, case.question.question_id)
+                reply = await self._client.complete(request, case.question.question_id)
             except CallFailed as exc:
                 reason = str(exc)
                 break
@@ -101,7 +103,7 @@ class OpenAIJudge:
                 messages = [*messages, {"role": "assistant", "content": reply.text},
                             {"role": "user", "content": REPAIR.format(error=exc)}]
                 continue
-            self._client.remember(messages, reply)
+            self._client.remember(request.key, reply)
             return _outcome(diagnosis, None, spent)
         return _outcome(None, reason, spent)
 

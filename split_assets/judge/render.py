@@ -4,14 +4,19 @@ How the seven templates combine into calls: ONE call per diagnosed question. The
 is ``span_eval_system``; the user message is ``defect_vs_lapse`` followed by each sub-analysis
 template (``missed_nodes``, ``evidence_sufficiency``, ``skill_adherence``, ``confirmation_bias``,
 ``reasoning_sub`` in ``full`` context; ``reasoning_sub`` alone in ``answer_only``) as numbered
-sections, and a closing instruction to answer with one final JSON diagnosis. One call keeps the
-cost at one request per wrong answer (plus at most one repair call for invalid output).
+sections, and a closing instruction to answer with one final JSON diagnosis. In ``full`` context
+the long values (trace, opened and evidence nodes, skills) are shown once, in a Context section
+before the analyses, and the analysis templates refer to it instead of repeating them (the
+templates were written to stand alone; repeating the trace five times would triple the prompt
+tokens). One call keeps the cost at one request per wrong answer (plus at most one repair call
+for invalid output).
 """
 
 from __future__ import annotations
 
-import json
 import re
+
+import orjson
 
 from split_assets.judge.base import JudgeCase
 
@@ -51,7 +56,7 @@ def case_values(case: JudgeCase) -> dict[str, str]:
     for step in case.trace:
         content = step.content
         lines.append(f"{step.step}. [{step.kind}] "
-                     f"{json.dumps(content, ensure_ascii=False, sort_keys=True)}")
+                     f"{orjson.dumps(content, option=orjson.OPT_SORT_KEYS).decode()}")
         if (step.kind == "tool_call" and isinstance(content, dict)
                 and content.get("tool") == "open_node"):
             node_id = str((content.get("args") or {}).get("node_id"))
@@ -74,14 +79,31 @@ def _node_line(node) -> str:  # noqa: ANN001 - TreeNode
     return f"{node.id} [{node.start_s:.1f}-{node.end_s:.1f} s] {node.caption}"
 
 
+# The long context values are shown once, in a Context section, and each analysis template
+# refers to them there; short values (e.g. "(none opened)") stay inline.
+SHARED = (("opened_nodes", "Nodes the agent opened (id, time span, caption)"),
+          ("evidence_nodes", "Nodes overlapping the labelled evidence spans"),
+          ("skills", "Skills that apply to this task type"),
+          ("trace", "Agent's trace"))
+INLINE_MAX_CHARS = 200
+
+
 def render_messages(templates: dict[str, str], case: JudgeCase,
                     context: str) -> list[dict[str, str]]:
     """The chat messages of one diagnosis call."""
     values = case_values(case)
     sections = FULL_SECTIONS if context == "full" else ANSWER_ONLY_SECTIONS
     parts = [fill(templates["defect_vs_lapse"], values)]
+    section_values = values
+    if context == "full":
+        blocks, section_values = [], dict(values)
+        for name, title in SHARED:
+            blocks.append(f"### {title}\n{values[name]}")
+            if len(values[name]) > INLINE_MAX_CHARS:
+                section_values[name] = f"(see \"{title}\" in the Context section above)"
+        parts.append("## Context (shared by the analyses below)\n\n" + "\n\n".join(blocks))
     for i, name in enumerate(sections, start=1):
-        parts.append(f"## Analysis {i}: {name}\n\n{fill(templates[name], values)}")
+        parts.append(f"## Analysis {i}: {name}\n\n{fill(templates[name], section_values)}")
     parts.append(CLOSING)
     return [{"role": "system", "content": fill(templates["span_eval_system"], values)},
             {"role": "user", "content": "\n\n---\n\n".join(parts)}]
