@@ -147,3 +147,68 @@ def test_validation_size_and_stratification() -> None:
     wrong_videos = sum(1 for v in val if any(not q.correct for q in problem.videos[v]))
     in_tv = sum(1 for v in selection.trainval if any(not q.correct for q in problem.videos[v]))
     assert abs(wrong_videos - 11 * in_tv / 30) <= 1
+
+
+# ------------------------------------------------------------ the class path of large.py --
+# Benchmarks above selection.LARGE_VIDEOS videos are split per class of interchangeable
+# videos; these tests lower the threshold so that path runs on small, fast inputs.
+
+@pytest.fixture
+def class_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    import split_assets.split.selection as selection
+
+    monkeypatch.setattr(selection, "LARGE_VIDEOS", 0)
+
+
+@settings(max_examples=40, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(questions=benchmarks(), data=st.data())
+def test_class_path_keeps_floors_and_size(class_path: None, questions: list[SplitQuestion],
+                                          data: st.DataObject) -> None:
+    videos = sorted({q.video_id for q in questions})
+    n = data.draw(st.integers(1, len(videos) - 1))
+    witness = set(data.draw(st.permutations(videos))[:n])
+    floor_k = {t: sum(q.task_type == t and q.is_floor_t2 and q.video_id in witness
+                      for q in questions) for t in TYPES}
+    problem = SplitProblem(tuple(questions), n, 1.0, 0, 0.3, 3, floor_k)
+    selection = select_trainval(problem)
+    chosen = set(selection.trainval)
+    assert len(chosen) == n and not chosen & set(selection.test)
+    for t, k in floor_k.items():
+        assert sum(q.task_type == t and q.is_floor_t2 and q.video_id in chosen
+                   for q in questions) >= k
+    assert select_trainval(problem) == selection
+
+
+def _shaped(n_videos: int, seed: int) -> list[SplitQuestion]:
+    """Video-MME-shaped metadata: 3 questions a video, one duration a video, wrong answers
+    clustered per video, a third of them T2."""
+    rng = random.Random(seed)
+    questions = []
+    for v in range(n_videos):
+        level, skill = LEVELS[v % 3], rng.gauss(0.65, 0.15)
+        for k in range(3):
+            correct = rng.random() < skill
+            tier = None if correct else ("T2" if rng.random() < 0.35 else "T1")
+            questions.append(SplitQuestion(f"v{v:05d}-{k}", f"v{v:05d}", rng.choice(TYPES),
+                                           level, correct, tier))
+    return questions
+
+
+def test_class_path_is_representative_with_binding_floors(class_path: None) -> None:
+    questions = _shaped(3000, seed=11)
+    t2 = {t: sum(q.task_type == t and q.is_floor_t2 for q in questions) for t in TYPES}
+    floor_k = {t: int(0.8 * k) for t, k in t2.items()}  # far above the 2/3 a random draw gives
+    problem = SplitProblem(tuple(questions), 2000, 0.01, 0, 0.2, 5, floor_k)
+    selection = select_trainval(problem)
+    test_ids = set(selection.test)
+    test = [q for q in questions if q.video_id in test_ids]
+    trainval = [q for q in questions if q.video_id not in test_ids]
+    for t, k in floor_k.items():
+        assert sum(q.task_type == t and q.is_floor_t2 for q in trainval) >= k
+    one_video = 3 / len(test)  # videos are atomic: a duration moves 3 questions at a time
+    for key in ("task_type", "difficulty", "correct"):
+        for value in {getattr(q, key) for q in questions}:
+            g = sum(getattr(q, key) == value for q in questions) / len(questions)
+            t = sum(getattr(q, key) == value for q in test) / len(test)
+            assert abs(t - g) <= one_video, (key, value, t, g)

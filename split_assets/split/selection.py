@@ -20,13 +20,15 @@ import numpy as np
 from scipy.optimize import Bounds, LinearConstraint, milp
 
 from split_assets.errors import InfeasibleSplitError
+from split_assets.split.large import select_by_class
 from split_assets.split.problem import SplitProblem, category_of
-from split_assets.split.stats import epsilon_violations
 
 # Above this many candidate pairs the swap search looks at the most promising videos only.
 _MAX_PAIRS = 4_000_000
 _CANDIDATES = 1024
 _MAX_MINIMAX_CELLS = 8_000_000
+# Above this many videos the selection works on classes of interchangeable videos (large.py).
+LARGE_VIDEOS = 5_000
 
 
 @dataclass(frozen=True)
@@ -38,33 +40,48 @@ class Selection:
     swaps: int
 
 
-def _residual_matrix(problem: SplitProblem, order: list[str]) -> np.ndarray:
+def _count_matrices(problem: SplitProblem, order: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Per video: counts per balanced category plus baseline-correct answers, and sizes."""
+    cats = problem.categories
+    column = {(c.dimension, c.value): j for j, c in enumerate(cats)}
+    rows, cols, sizes = [], [], np.zeros(len(order), dtype=np.int64)
+    correct_col = len(cats)
+    for i, vid in enumerate(order):
+        qs = problem.videos[vid]
+        sizes[i] = len(qs)
+        for q in qs:
+            for key in (("task_type", q.task_type), ("difficulty", q.difficulty)):
+                j = column.get(key)
+                if j is not None:
+                    rows.append(i)
+                    cols.append(j)
+            if q.correct:
+                rows.append(i)
+                cols.append(correct_col)
+    counts = np.zeros((len(order), len(cats) + 1), dtype=np.int64)
+    np.add.at(counts, (np.array(rows, dtype=np.int64), np.array(cols, dtype=np.int64)), 1)
+    return counts, sizes
+
+
+def _residual_matrix(counts: np.ndarray, sizes: np.ndarray) -> np.ndarray:
     """Per video, N * count_c - total_c * n_questions, for each balanced dimension.
 
     Summed over the test videos this is N * N_test * (test share - global share): exact
     integers whose zero is a perfectly representative test pool.
     """
-    cats = problem.categories
-    counts = np.zeros((len(order), len(cats) + 1), dtype=np.int64)
-    sizes = np.zeros(len(order), dtype=np.int64)
-    for i, vid in enumerate(order):
-        qs = problem.videos[vid]
-        sizes[i] = len(qs)
-        for j, cat in enumerate(cats):
-            counts[i, j] = sum(category_of(q, cat) for q in qs)
-        counts[i, -1] = sum(q.correct for q in qs)
-    total_n = int(sizes.sum())
-    return counts * total_n - np.outer(sizes, counts.sum(0))
+    return counts * int(sizes.sum()) - np.outer(sizes, counts.sum(0))
 
 
 def _floor_matrix(problem: SplitProblem, order: list[str]) -> tuple[list[str], np.ndarray,
                                                                     np.ndarray]:
     types = sorted(t for t, k in problem.floor_k.items() if k > 0)
+    index = {t: f for f, t in enumerate(types)}
     t2 = np.zeros((len(order), len(types)), dtype=np.int64)
     for i, vid in enumerate(order):
         for q in problem.videos[vid]:
-            if q.is_floor_t2 and q.task_type in types:
-                t2[i, types.index(q.task_type)] += 1
+            f = index.get(q.task_type)
+            if f is not None and q.is_floor_t2:
+                t2[i, f] += 1
     floors = np.array([problem.floor_k[t] for t in types], dtype=np.int64)
     return types, t2, floors
 
@@ -123,12 +140,18 @@ def select_trainval(problem: SplitProblem, max_iterations: int | None = None) ->
     types, t2, floors = _floor_matrix(problem, order)
     _check_floors_reachable(types, t2, floors, n)
 
-    y = _residual_matrix(problem, order)
+    counts, sizes = _count_matrices(problem, order)
+    y = _residual_matrix(counts, sizes)
+    if len(order) > LARGE_VIDEOS:  # interchangeable videos: decide per class (large.py)
+        in_trainval = select_by_class(counts, t2, floors, sizes, n)
+        if in_trainval is not None and not _epsilon_violations(problem, counts, sizes,
+                                                               in_trainval):
+            return _selection(order, in_trainval, 0)
     in_trainval = _greedy_start(t2, floors, n)
     swaps = 0
     if in_trainval is not None:
         swaps = _local_search(in_trainval, y, t2, floors, ("l2", "minimax"), max_iterations)
-        if not _epsilon_violations(problem, order, in_trainval):
+        if not _epsilon_violations(problem, counts, sizes, in_trainval):
             return _selection(order, in_trainval, swaps)
     heuristic = in_trainval
     # The heuristic missed: ask an exact MILP whether floors and epsilon can hold together.
@@ -140,13 +163,14 @@ def select_trainval(problem: SplitProblem, max_iterations: int | None = None) ->
             raise InfeasibleSplitError(f"floor_k cannot all be met with n_trainval={n} videos "
                                        f"({'; '.join(best)})", "video_split.floor_k",
                                        "raise n_trainval or lower these floors")
-        over = _epsilon_violations(problem, order, heuristic) if heuristic is not None else []
+        over = ([] if heuristic is None
+                else _epsilon_violations(problem, counts, sizes, heuristic))
         raise InfeasibleSplitError("epsilon cannot be met with these floors; best reached: "
                                    + ("; ".join(over) or "n/a"), "video_split.epsilon",
                                    "raise epsilon or report_floor, lower floor_k, or change "
                                    "n_trainval")
     swaps += _local_search(in_trainval, y, t2, floors, ("minimax",), max_iterations)
-    over = _epsilon_violations(problem, order, in_trainval)
+    over = _epsilon_violations(problem, counts, sizes, in_trainval)
     if over:  # cannot happen: minimax swaps never raise the worst deviation
         raise InfeasibleSplitError("epsilon cannot be met; best reached: " + "; ".join(over),
                                    "video_split.epsilon", "raise epsilon or report_floor")
@@ -255,7 +279,17 @@ def _milp_feasible(problem: SplitProblem, order: list[str], t2: np.ndarray, floo
     return np.round(result.x).astype(bool)
 
 
-def _epsilon_violations(problem: SplitProblem, order: list[str],
+def _epsilon_violations(problem: SplitProblem, counts: np.ndarray, sizes: np.ndarray,
                         in_trainval: np.ndarray) -> list[str]:
-    test = [q for i in np.flatnonzero(~in_trainval) for q in problem.videos[order[i]]]
-    return epsilon_violations(problem, test)
+    """``stats.epsilon_violations`` of the test pool, from the count matrix (same lines)."""
+    test = ~in_trainval
+    n_all, n_test = int(sizes.sum()), int(sizes[test].sum())
+    totals, in_test = counts.sum(0), counts[test].sum(0)
+    out = []
+    for j, cat in enumerate(problem.categories):
+        g = int(totals[j]) / n_all
+        t = int(in_test[j]) / n_test if n_test else 0.0
+        if abs(t - g) > problem.epsilon + 1e-12:
+            out.append(f"{cat.label} test {t:.4f} vs global {g:.4f} (|dev| {abs(t - g):.4f} > "
+                       f"{problem.epsilon})")
+    return out
