@@ -79,17 +79,25 @@ def test_split_meets_invariants_or_fails_with_figures(questions: list[SplitQuest
 def test_floors_reachable_by_some_trainval_are_always_met(questions: list[SplitQuestion],
                                                           data: st.DataObject) -> None:
     """Floors are constraints of the selection: if some n videos meet them, the split does."""
+    problem = _witnessed_floors(questions, data)
+    selection = select_trainval(problem)
+    _assert_floors_met(problem, set(selection.trainval))
+
+
+def _witnessed_floors(questions: list[SplitQuestion], data: st.DataObject) -> SplitProblem:
+    """A problem whose floors are exactly what some drawn set of n videos holds."""
     videos = sorted({q.video_id for q in questions})
     n = data.draw(st.integers(1, len(videos) - 1))
     witness = set(data.draw(st.permutations(videos))[:n])
     floor_k = {t: sum(q.task_type == t and q.is_floor_t2 and q.video_id in witness
                       for q in questions) for t in TYPES}
-    problem = SplitProblem(tuple(questions), n, 1.0, 0, 0.3, 3, floor_k)
-    selection = select_trainval(problem)
-    chosen = set(selection.trainval)
-    for t, k in floor_k.items():
+    return SplitProblem(tuple(questions), n, 1.0, 0, 0.3, 3, floor_k)
+
+
+def _assert_floors_met(problem: SplitProblem, chosen: set[str]) -> None:
+    for t, k in problem.floor_k.items():
         assert sum(q.task_type == t and q.is_floor_t2 and q.video_id in chosen
-                   for q in questions) >= k
+                   for q in problem.questions) >= k
 
 
 def _video(v: int, task: str, tiers: list[str | None], level: str = "short"
@@ -165,18 +173,11 @@ def class_path(monkeypatch: pytest.MonkeyPatch) -> None:
 @given(questions=benchmarks(), data=st.data())
 def test_class_path_keeps_floors_and_size(class_path: None, questions: list[SplitQuestion],
                                           data: st.DataObject) -> None:
-    videos = sorted({q.video_id for q in questions})
-    n = data.draw(st.integers(1, len(videos) - 1))
-    witness = set(data.draw(st.permutations(videos))[:n])
-    floor_k = {t: sum(q.task_type == t and q.is_floor_t2 and q.video_id in witness
-                      for q in questions) for t in TYPES}
-    problem = SplitProblem(tuple(questions), n, 1.0, 0, 0.3, 3, floor_k)
+    problem = _witnessed_floors(questions, data)
     selection = select_trainval(problem)
     chosen = set(selection.trainval)
-    assert len(chosen) == n and not chosen & set(selection.test)
-    for t, k in floor_k.items():
-        assert sum(q.task_type == t and q.is_floor_t2 and q.video_id in chosen
-                   for q in questions) >= k
+    assert len(chosen) == problem.n_trainval and not chosen & set(selection.test)
+    _assert_floors_met(problem, chosen)
     assert select_trainval(problem) == selection
 
 

@@ -206,11 +206,10 @@ class GovernedClient:
         for attempt in range(s.max_retries + 1):
             if self._fatal is not None:
                 raise self._fatal
-            self.breaker.check()
-            started = time.monotonic()
+            self.breaker.check()  # fail fast, before waiting for a slot
             retry_after: float | None = None
             try:
-                async with self._slots:
+                async with self._slots:  # checked again: a 401 may come while waiting
                     if self._fatal is not None:
                         raise self._fatal
                     self.breaker.check()
