@@ -30,7 +30,13 @@ from split_assets.split.freeze import (
 )
 from split_assets.split.problem import SplitProblem
 from split_assets.split.selection import Selection, select_trainval
-from split_assets.split.stats import deviation_rows, markdown_table, t2_by_type, tier_counts
+from split_assets.split.stats import (
+    accuracy,
+    deviation_rows,
+    markdown_table,
+    t2_by_type,
+    tier_counts,
+)
 from split_assets.split.validation import draw_validation
 
 GROUP = "video_split"
@@ -142,9 +148,9 @@ def trainval_selection(context: AssetExecutionContext, split_config: SplitConfig
     ctx = split_config.context_for(context.partition_key)
     with SignalStore(ctx.loaded.paths.signals_db) as store:
         rows = store.rows(ctx.run_id, ctx.fingerprint.key)
-    problem = pipeline.split_problem(ctx, canonical_predictions, rows)
-    selection = select_trainval(problem)
     benchmark, _ = pipeline.load_inputs(ctx)
+    problem = pipeline.split_problem(ctx, canonical_predictions, rows, benchmark)
+    selection = select_trainval(problem)
     digests = pipeline.input_digests(ctx, benchmark, canonical_predictions, rows)
     trainval_qs = [q for v in selection.trainval for q in problem.videos[v]]
     test_qs = [q for v in selection.test for q in problem.videos[v]]
@@ -161,6 +167,11 @@ def trainval_selection(context: AssetExecutionContext, split_config: SplitConfig
         "test_deviation": MetadataValue.md(_deviation_md(dev)),
         "max_abs_deviation_pp": MetadataValue.float(
             round(100 * max(abs(r["deviation"]) for r in dev if r["constrained"]), 4)),
+        "selector": problem.selector,
+        "global_accuracy": MetadataValue.float(round(accuracy(problem.questions), 6)),
+        "test_accuracy": MetadataValue.float(round(accuracy(test_qs), 6)),
+        "test_accuracy_deviation_pp": MetadataValue.float(
+            round(100 * (accuracy(test_qs) - accuracy(problem.questions)), 4)),
     })
 
 
@@ -216,5 +227,6 @@ def frozen_pools(context: AssetExecutionContext, split_config: SplitConfigResour
         "test_deviation": MetadataValue.md(_deviation_md(doc["test_deviation"])),
         "tier_counts": MetadataValue.json(tiers),
         "validation_wrong": doc["validation_wrong"],
+        "baseline_accuracy": MetadataValue.json(doc["baseline_accuracy"]),
         "generated_at": generated_at,
     })

@@ -168,13 +168,13 @@ def verify(pools_json: Path, config: Path | None) -> int:
     if run_id != ctx.run_id:
         raise UserError(f"pools.json is of run {run_id!r}, the config of {ctx.run_id!r}",
                         str(pools_json), "pass the config the split was made with")
-    _, preds = pipeline.load_inputs(ctx)
+    benchmark, preds = pipeline.load_inputs(ctx)
     if not ctx.loaded.paths.signals_db.is_file():
         raise UserError(f"signal store not found: {ctx.loaded.paths.signals_db}",
                         "paths.signals_db", "pass the config the split was made with")
     with SignalStore(ctx.loaded.paths.signals_db) as store:
         rows = store.rows(run_id, fp)
-    problem = pipeline.split_problem(ctx, preds, rows)
+    problem = pipeline.split_problem(ctx, preds, rows, benchmark)
     manifest_path = pools_json.parent / "split_manifest.json"
     expected = (json.loads(manifest_path.read_bytes())["pools_sha256"]
                 if manifest_path.is_file() else None)

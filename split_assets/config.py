@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
 from split_assets.errors import ConfigError
 
@@ -39,11 +39,41 @@ class VideoSplitConfig(_Section):
     difficulty_field: str = "duration"
     missing_predictions: Literal["error", "infra"] = "error"
     infra_stop_reasons: list[str] = Field(default_factory=lambda: ["error", "parse_error"])
+    # auto: per-video swap search up to 5,000 videos, classes of interchangeable videos above
+    selector: Literal["auto", "swap_search", "class_lp"] = "auto"
+    balance: list[str] = Field(default_factory=list)  # extra question fields kept representative
+    epsilon_accuracy: float | None = Field(default=None, gt=0, le=1)
 
     def model_post_init(self, __context: Any) -> None:
         for task_type, floor in self.floor_k.items():
             if floor < 0:
                 raise ValueError(f"floor_k[{task_type!r}] must be >= 0, got {floor}")
+
+    @field_validator("balance")
+    @classmethod
+    def _extra_fields_only(cls, balance: list[str], info: ValidationInfo) -> list[str]:
+        own = {"task_type", "difficulty", "question_id", "video_id", "answer", "question",
+               "options", info.data.get("difficulty_field", "duration")}
+        for name in balance:
+            if name in own:
+                raise ValueError(f"{name!r} is balanced already or cannot be balanced; list "
+                                 "extra question fields only (e.g. domain)")
+        if len(set(balance)) != len(balance):
+            raise ValueError("a field is listed twice")
+        return balance
+
+    def identity(self) -> dict[str, Any]:
+        """The section as ``split_id`` hashes it: keys added after the first release are left
+        out while they hold their defaults, so an older config keeps its split_id (and its
+        selection, which those defaults do not change)."""
+        data = self.model_dump(mode="json")
+        for key, default in _LATER_KEYS.items():
+            if data[key] == default:
+                del data[key]
+        return data
+
+
+_LATER_KEYS: dict[str, Any] = {"selector": "auto", "balance": [], "epsilon_accuracy": None}
 
 
 class RulesJudgeConfig(_Section):

@@ -51,7 +51,7 @@ class Context:
     @property
     def split_id(self) -> str:
         vs = self.loaded.config.video_split
-        return split_id(vs.baseline_run_id, vs.model_dump(mode="json"))
+        return split_id(vs.baseline_run_id, vs.identity())
 
     @property
     def out_dir(self) -> Path:
@@ -78,11 +78,13 @@ def check_partition(ctx: Context, partition_key: str) -> None:
 # ---------------------------------------------------------------- inputs -----------------
 
 def load_inputs(ctx: Context) -> tuple[Benchmark, list[CanonicalPrediction]]:
-    """The benchmark and the baseline's canonical predictions, with floor_k keys checked."""
+    """The benchmark and the baseline's canonical predictions, with floor_k keys and balance
+    fields checked (before anything is diagnosed)."""
     vs = ctx.loaded.config.video_split
     paths = ctx.loaded.paths
     benchmark = load_benchmark(paths.questions_dir, vs.difficulty_field)
     check_floor_keys(vs.floor_k, benchmark.task_types)
+    balance_values(benchmark, vs.balance)
     preds = canonical_predictions(paths.harness_db, vs.baseline_run_id, benchmark,
                                   vs.infra_stop_reasons, vs.missing_predictions)
     return benchmark, preds
@@ -335,9 +337,10 @@ def done_ids(signals_db: Path, run_id: str, fingerprint: str) -> set[str]:
 
 # ---------------------------------------------------------------- split ------------------
 
-def split_questions(preds: list[CanonicalPrediction], rows: list[SignalRow],
-                    ctx: Context) -> list[SplitQuestion]:
-    """Join predictions with their signal rows; every wrong answer must have one."""
+def split_questions(preds: list[CanonicalPrediction], rows: list[SignalRow], ctx: Context,
+                    benchmark: Benchmark | None = None) -> list[SplitQuestion]:
+    """Join predictions with their signal rows; every wrong answer must have one. The values
+    of the ``video_split.balance`` fields come from the benchmark's questions."""
     by_qid = {r.question_id: r for r in rows}
     missing = [p.question_id for p in preds if not p.correct and p.question_id not in by_qid]
     if missing:
@@ -345,17 +348,43 @@ def split_questions(preds: list[CanonicalPrediction], rows: list[SignalRow],
                          f"{ctx.fingerprint.key} (e.g. {', '.join(missing[:5])})",
                          str(ctx.loaded.paths.signals_db),
                          "materialize infra_t0_signals and diagnosis_signals first")
+    fields = ctx.loaded.config.video_split.balance
+    values: dict[str, tuple[str, ...]] = {}
+    if fields:
+        assert benchmark is not None, "balance fields need the benchmark"
+        values = balance_values(benchmark, fields)
     out = []
     for p in preds:
         row = None if p.correct else by_qid[p.question_id]
         out.append(SplitQuestion(p.question_id, p.video_id, p.task_type, p.difficulty, p.correct,
-                                 row.tier if row else None, row.degraded if row else False))
+                                 row.tier if row else None, row.degraded if row else False,
+                                 values.get(p.question_id, ())))
     return out
 
 
-def split_problem(ctx: Context, preds: list[CanonicalPrediction],
-                  rows: list[SignalRow]) -> SplitProblem:
-    return SplitProblem.from_config(split_questions(preds, rows, ctx),
+def balance_values(benchmark: Benchmark, fields: list[str]) -> dict[str, tuple[str, ...]]:
+    """Each question's values of the ``balance`` fields; a field missing on any question is a
+    config error naming how many questions lack it."""
+    out: dict[str, tuple[str, ...]] = {}
+    if not fields:
+        return out
+    for name in fields:
+        lacking = [q.question_id for q in benchmark.questions if q.extra.get(name) is None]
+        if lacking:
+            known = sorted({k for q in benchmark.questions for k in q.extra})
+            raise ConfigError(f"balance field {name!r} is missing on {len(lacking)} of "
+                              f"{len(benchmark.questions)} questions (e.g. {lacking[0]})",
+                              "video_split.balance",
+                              "list question fields every question has: "
+                              + (", ".join(known) or "(the questions have no extra fields)"))
+    for q in benchmark.questions:
+        out[q.question_id] = tuple(str(q.extra[name]) for name in fields)
+    return out
+
+
+def split_problem(ctx: Context, preds: list[CanonicalPrediction], rows: list[SignalRow],
+                  benchmark: Benchmark | None = None) -> SplitProblem:
+    return SplitProblem.from_config(split_questions(preds, rows, ctx, benchmark),
                                     ctx.loaded.config.video_split)
 
 

@@ -198,7 +198,31 @@ def test_infeasible_floor_inside_the_run(small_workspace: Path, run_cli: Cli) ->
 def test_infeasible_epsilon(small_workspace: Path, run_cli: Cli) -> None:
     edit_config(small_workspace, video_split={"epsilon": 0.001})
     _expect_error(run_cli("run", "--config", str(small_workspace)), 2,
-                  "epsilon cannot be met", "vs global")
+                  "epsilon cannot be met", "needs |dev| <= 0.001, best reachable")
+
+
+def test_balance_domain_and_accuracy_in_the_manifest(small_workspace: Path,
+                                                    run_cli: Cli) -> None:
+    edit_config(small_workspace, video_split={"balance": ["domain"], "epsilon_accuracy": 0.2})
+    code, out, err = run_cli("run", "--config", str(small_workspace), "--generated-at", PIN)
+    assert code == 0, err
+    manifest = json.loads(outputs(out)[1])
+    rows = [r for r in manifest["test_deviation"] if r["dimension"] == "domain"]
+    assert rows and not any(r["constrained"] for r in rows)
+    assert set(manifest["distributions"]["test"]["domain"]) <= {r["category"] for r in rows}
+    accuracy = manifest["baseline_accuracy"]
+    assert accuracy["epsilon_accuracy"] == 0.2
+    assert accuracy["test_minus_global"] == round(accuracy["test"] - accuracy["global"], 6)
+    assert abs(accuracy["test_minus_global"]) <= 0.2
+    assert manifest["config"]["video_split"]["balance"] == ["domain"]
+
+
+def test_balance_field_missing_from_questions(small_workspace: Path, run_cli: Cli) -> None:
+    edit_config(small_workspace, video_split={"balance": ["domian"]})
+    line = _expect_error(run_cli("run", "--config", str(small_workspace)), 2,
+                         "balance field 'domian' is missing on", "domain, sub_category")
+    assert "(video_split.balance)" in line
+    assert not (small_workspace.parent / "signals.db").exists()  # refused before diagnosing
 
 
 def test_failed_check_exits_1(small_workspace: Path, run_cli: Cli) -> None:

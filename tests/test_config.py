@@ -31,7 +31,7 @@ def broken(**changes: dict) -> dict:
     for section, values in changes.items():
         for key, value in values.items():
             if value is None:
-                doc[section].pop(key)
+                doc[section].pop(key, None)
             else:
                 doc[section][key] = value
     return doc
@@ -100,3 +100,33 @@ def test_floor_k_typo_suggests_task_types() -> None:
     assert "'Countng Problem'" in err.value.line()
     assert "did you mean 'Counting Problem'" in err.value.line()
     assert err.value.exit_code == 2
+
+
+def test_balance_of_an_own_field_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError) as err:
+        load_config(write(tmp_path, broken(video_split={"balance": ["task_type"]})))
+    assert "'video_split.balance'" in err.value.line()
+    assert "extra question fields only" in err.value.line()
+
+
+def test_bad_selector_lists_the_choices(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError) as err:
+        load_config(write(tmp_path, broken(video_split={"selector": "fast"})))
+    assert "'video_split.selector'" in err.value.line() and "swap_search" in err.value.line()
+
+
+def test_later_keys_at_their_defaults_keep_the_split_id(tmp_path: Path) -> None:
+    """A config written before selector/balance/epsilon_accuracy existed keeps its split_id;
+    spelling out a default changes nothing; a non-default value makes a new split."""
+    from split_assets.split.freeze import split_id
+
+    def sid(**keys: object) -> str:
+        vs = load_config(write(tmp_path, broken(video_split=keys))).config.video_split
+        return split_id(vs.baseline_run_id, vs.identity())
+
+    before = split_id("r1", dict(VALID["video_split"], difficulty_field="duration",
+                                 missing_predictions="error",
+                                 infra_stop_reasons=["error", "parse_error"]))
+    assert sid() == sid(selector="auto", balance=[], epsilon_accuracy=None) == before
+    assert len({sid(), sid(selector="class_lp"), sid(balance=["domain"]),
+                sid(epsilon_accuracy=0.02)}) == 4

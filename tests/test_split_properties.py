@@ -133,7 +133,38 @@ def test_epsilon_infeasible_reports_best_reached() -> None:
         select_trainval(problem)
     line = err.value.line()
     assert line.startswith("epsilon cannot be met")
-    assert "task_type=" in line and "vs global" in line and "(video_split.epsilon)" in line
+    # test holds one video: an A video gives A 1 vs 2/3 globally, B gives 0: best |dev| 1/3
+    assert "task_type=A needs |dev| <= 0.01, best reachable 0.3333" in line
+    assert "task_type=B needs |dev| <= 0.01, best reachable 0.3333" in line
+    assert "(video_split.epsilon)" in line
+
+
+def test_epsilon_reachable_alone_not_together_says_so() -> None:
+    # Found by exhaustive search: task A can be at 50 % in a 3-video test pool, and so can
+    # level s, but no test pool has both within 5 pp.
+    videos = [("A", "s", 1), ("B", "l", 1), ("B", "s", 1), ("B", "l", 2), ("A", "l", 1),
+              ("A", "s", 2)]
+    qs = [q for v, (task, level, size) in enumerate(videos)
+          for q in _video(v, task, [None] * size, level)]
+    problem = SplitProblem(tuple(qs), 3, 0.05, 0, 0.3, 1, {})
+    with pytest.raises(InfeasibleSplitError) as err:
+        select_trainval(problem)
+    line = err.value.line()
+    assert "reachable alone" in line and "not together" in line, line
+
+
+def test_epsilon_accuracy_bounds_the_test_pool_accuracy() -> None:
+    # 20 videos, all-correct or all-wrong: test (5 videos) can match 50 % accuracy only to
+    # within 10 pp (2 or 3 wrong videos of 5).
+    qs = [q for v in range(20) for q in _video(v, "A", [None] * 3 if v % 2 else ["T1"] * 3)]
+    loose = SplitProblem(tuple(qs), 15, 1.0, 0, 0.3, 1, {}, epsilon_accuracy=0.11)
+    selection = select_trainval(loose)
+    test = [q for v in selection.test for q in loose.videos[v]]
+    assert abs(sum(q.correct for q in test) / len(test) - 0.5) <= 0.11
+    tight = SplitProblem(tuple(qs), 15, 1.0, 0, 0.3, 1, {}, epsilon_accuracy=0.05)
+    with pytest.raises(InfeasibleSplitError) as err:
+        select_trainval(tight)
+    assert "baseline accuracy needs |dev| <= 0.05, best reachable 0.1000" in err.value.line()
 
 
 def test_degraded_t2_never_counts_toward_floors() -> None:
@@ -213,3 +244,56 @@ def test_class_path_is_representative_with_binding_floors(class_path: None) -> N
             g = sum(getattr(q, key) == value for q in questions) / len(questions)
             t = sum(getattr(q, key) == value for q in test) / len(test)
             assert abs(t - g) <= one_video, (key, value, t, g)
+
+
+# ------------------------------------------------------------ balance and selector keys ---
+
+DOMAINS = ["Knowledge", "Film & Television", "Sports Competition", "Artistic Performance",
+           "Life Record", "Multilingual"]
+
+
+def _with_domain(questions: list[SplitQuestion], seed: int) -> list[SplitQuestion]:
+    """The same questions with a domain per video (the only ``balance`` field)."""
+    rng = random.Random(seed)
+    domain = {v: rng.choice(DOMAINS) for v in sorted({q.video_id for q in questions})}
+    return [SplitQuestion(q.question_id, q.video_id, q.task_type, q.difficulty, q.correct,
+                          q.tier, q.degraded, (domain[q.video_id],)) for q in questions]
+
+
+def _max_dev(problem: SplitProblem, test_videos: tuple[str, ...], dimension: str) -> float:
+    test = [q for v in test_videos for q in problem.videos[v]]
+    values = {problem.value_of(q, dimension) for q in problem.questions}
+    return max(abs(sum(problem.value_of(q, dimension) == x for q in test) / len(test)
+                   - sum(problem.value_of(q, dimension) == x for q in problem.questions)
+                   / len(problem.questions)) for x in values)
+
+
+@pytest.mark.parametrize("selector", ["swap_search", "class_lp"])
+def test_balance_field_is_kept_representative(selector: str) -> None:
+    plain_questions = _shaped(600, seed=3)
+    plain = SplitProblem(tuple(plain_questions), 400, 0.02, 0, 0.3, 5, {}, selector=selector)
+    balanced = SplitProblem(tuple(_with_domain(plain_questions, seed=4)), 400, 0.02, 0, 0.3, 5,
+                            {}, balance=("domain",), selector=selector)
+    assert [c.value for c in balanced.balanced] == sorted(DOMAINS)
+    without = _max_dev(balanced, select_trainval(plain).test, "domain")
+    selection = select_trainval(balanced)
+    with_ = _max_dev(balanced, selection.test, "domain")
+    one_video = 3 / (3 * len(selection.test))
+    assert with_ <= one_video < without, (with_, without)
+    for dimension in ("task_type", "difficulty"):  # still balanced as tightly as before
+        assert _max_dev(balanced, selection.test, dimension) <= one_video
+    assert select_trainval(balanced) == selection  # deterministic
+
+
+def test_selectors_agree_on_the_constraints_and_auto_is_swap_search_when_small() -> None:
+    questions = _shaped(900, seed=7)
+    t2 = {t: sum(q.task_type == t and q.is_floor_t2 for q in questions) for t in TYPES}
+    floor_k = {t: int(0.8 * k) for t, k in t2.items()}
+    results = {}
+    for selector in ("auto", "swap_search", "class_lp"):
+        problem = SplitProblem(tuple(questions), 600, 0.01, 0, 0.3, 5, floor_k,
+                               selector=selector)
+        results[selector] = select_trainval(problem)
+        _assert_floors_met(problem, set(results[selector].trainval))
+        assert len(results[selector].trainval) == 600
+    assert results["auto"] == results["swap_search"]

@@ -77,7 +77,7 @@ def manifest(problem: SplitProblem, frozen: FrozenSplit, *, generated_at: str,
         "input_digests": input_digests,
         "counts": {name: {"questions": len(by_pool[name]), "videos": len(frozen.videos[name])}
                    for name in POOLS},
-        "distributions": {name: _distribution(by_pool[name]) for name in POOLS},
+        "distributions": {name: _distribution(problem, by_pool[name]) for name in POOLS},
         "test_deviation": rows,
         "floors": {t: {"floor": k, "trainval_t2": t2.get(t, 0)}
                    for t, k in sorted(problem.floor_k.items())},
@@ -85,17 +85,24 @@ def manifest(problem: SplitProblem, frozen: FrozenSplit, *, generated_at: str,
         "baseline_accuracy": {"global": round(accuracy(problem.questions), 6),
                               "test": round(accuracy(by_pool["test"]), 6),
                               "validation": round(accuracy(by_pool["validation"]), 6),
-                              "train": round(accuracy(by_pool["train"]), 6)},
+                              "train": round(accuracy(by_pool["train"]), 6),
+                              "test_minus_global": round(accuracy(by_pool["test"])
+                                                         - accuracy(problem.questions), 6),
+                              "epsilon_accuracy": problem.epsilon_accuracy},
         "validation_wrong": sum(not q.correct for q in by_pool["validation"]),
         "val_wrong_min": val_wrong_min,
     }
 
 
-def _distribution(questions: list[SplitQuestion]) -> dict[str, dict[str, int]]:
-    out: dict[str, dict[str, int]] = {"task_type": {}, "difficulty": {}}
+def _distribution(problem: SplitProblem,
+                  questions: list[SplitQuestion]) -> dict[str, dict[str, int]]:
+    """Question counts per value of task type, difficulty and each ``balance`` field."""
+    dims = ("task_type", "difficulty", *problem.balance)
+    out: dict[str, dict[str, int]] = {d: {} for d in dims}
     for q in questions:
-        out["task_type"][q.task_type] = out["task_type"].get(q.task_type, 0) + 1
-        out["difficulty"][q.difficulty] = out["difficulty"].get(q.difficulty, 0) + 1
+        for d in dims:
+            value = problem.value_of(q, d)
+            out[d][value] = out[d].get(value, 0) + 1
     return {k: dict(sorted(v.items())) for k, v in out.items()}
 
 

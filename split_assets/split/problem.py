@@ -20,6 +20,7 @@ class SplitQuestion:
     correct: bool
     tier: str | None = None       # None for correct answers; T0, T1 or T2 otherwise
     degraded: bool = False
+    balance: tuple[str, ...] = ()  # values of the problem's ``balance`` fields, in that order
 
     @property
     def is_floor_t2(self) -> bool:
@@ -29,9 +30,10 @@ class SplitQuestion:
 
 @dataclass(frozen=True)
 class Category:
-    """A constrained category: a task type or a difficulty level."""
+    """A balanced category: a task type or a difficulty level (constrained by epsilon), or a
+    value of a ``balance`` field (balanced, not constrained)."""
 
-    dimension: str   # "task_type" or "difficulty"
+    dimension: str   # "task_type", "difficulty" or a balance field
     value: str
 
     @property
@@ -50,8 +52,12 @@ class SplitProblem:
     val_ratio: float
     seed: int
     floor_k: dict[str, int]
+    balance: tuple[str, ...] = ()
+    epsilon_accuracy: float | None = None
+    selector: str = "auto"
     videos: dict[str, list[SplitQuestion]] = field(init=False, repr=False)
     categories: list[Category] = field(init=False, repr=False)
+    balanced: list[Category] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         videos: dict[str, list[SplitQuestion]] = {}
@@ -63,11 +69,17 @@ class SplitProblem:
                 if task_counts[t] >= self.report_floor]
         cats += [Category("difficulty", d) for d in sorted({q.difficulty for q in self.questions})]
         object.__setattr__(self, "categories", cats)
+        extra = []  # values of a balance field with >= report_floor questions, like task types
+        for i, name in enumerate(self.balance):
+            counts = Counter(q.balance[i] for q in self.questions)
+            extra += [Category(name, v) for v in sorted(counts) if counts[v] >= self.report_floor]
+        object.__setattr__(self, "balanced", extra)
 
     @classmethod
     def from_config(cls, questions: list[SplitQuestion], cfg: VideoSplitConfig) -> SplitProblem:
         return cls(tuple(questions), cfg.n_trainval, cfg.epsilon, cfg.report_floor,
-                   cfg.val_ratio, cfg.seed, dict(cfg.floor_k))
+                   cfg.val_ratio, cfg.seed, dict(cfg.floor_k), tuple(cfg.balance),
+                   cfg.epsilon_accuracy, cfg.selector)
 
     @property
     def n_validation(self) -> int:
@@ -75,5 +87,15 @@ class SplitProblem:
         return int(self.val_ratio * self.n_trainval + 0.5)
 
 
+    def value_of(self, q: SplitQuestion, dimension: str) -> str:
+        """``q``'s value on a balanced dimension."""
+        if dimension == "task_type":
+            return q.task_type
+        if dimension == "difficulty":
+            return q.difficulty
+        return q.balance[self.balance.index(dimension)]
+
+
 def category_of(q: SplitQuestion, cat: Category) -> bool:
+    """Whether ``q`` is in a constrained category (task type or difficulty)."""
     return (q.task_type if cat.dimension == "task_type" else q.difficulty) == cat.value

@@ -21,7 +21,8 @@ from scipy.optimize import Bounds, LinearConstraint, milp
 
 from split_assets.errors import InfeasibleSplitError
 from split_assets.split.large import select_by_class
-from split_assets.split.problem import SplitProblem, category_of
+from split_assets.split.problem import SplitProblem
+from split_assets.split.stats import violation_line
 
 # Above this many candidate pairs the swap search looks at the most promising videos only.
 _MAX_PAIRS = 4_000_000
@@ -41,16 +42,18 @@ class Selection:
 
 
 def _count_matrices(problem: SplitProblem, order: list[str]) -> tuple[np.ndarray, np.ndarray]:
-    """Per video: counts per balanced category plus baseline-correct answers, and sizes."""
-    cats = problem.categories
+    """Per video: counts per balanced category (the constrained ones first, then the values of
+    the ``balance`` fields) plus baseline-correct answers (last column), and sizes."""
+    cats = [*problem.categories, *problem.balanced]
     column = {(c.dimension, c.value): j for j, c in enumerate(cats)}
+    dims = ("task_type", "difficulty", *problem.balance)
     rows, cols, sizes = [], [], np.zeros(len(order), dtype=np.int64)
     correct_col = len(cats)
     for i, vid in enumerate(order):
         qs = problem.videos[vid]
         sizes[i] = len(qs)
         for q in qs:
-            for key in (("task_type", q.task_type), ("difficulty", q.difficulty)):
+            for key in zip(dims, (q.task_type, q.difficulty, *q.balance), strict=True):
                 j = column.get(key)
                 if j is not None:
                     rows.append(i)
@@ -142,7 +145,9 @@ def select_trainval(problem: SplitProblem, max_iterations: int | None = None) ->
 
     counts, sizes = _count_matrices(problem, order)
     y = _residual_matrix(counts, sizes)
-    if len(order) > LARGE_VIDEOS:  # interchangeable videos: decide per class (large.py)
+    by_class = problem.selector == "class_lp" or (problem.selector == "auto"
+                                                  and len(order) > LARGE_VIDEOS)
+    if by_class:  # interchangeable videos: decide per class (large.py)
         in_trainval = select_by_class(counts, t2, floors, sizes, n)
         if in_trainval is not None and not _epsilon_violations(problem, counts, sizes,
                                                                in_trainval):
@@ -155,25 +160,28 @@ def select_trainval(problem: SplitProblem, max_iterations: int | None = None) ->
             return _selection(order, in_trainval, swaps)
     heuristic = in_trainval
     # The heuristic missed: ask an exact MILP whether floors and epsilon can hold together.
-    in_trainval = _milp_feasible(problem, order, t2, floors, n)
+    bounds = _bounds(problem, counts, sizes)
+    in_trainval = _milp_feasible(t2, floors, n, bounds, counts, sizes)
     if in_trainval is None:
-        if _milp_feasible(problem, order, t2, floors, n, with_epsilon=False) is None:
+        if _milp_feasible(t2, floors, n, [], counts, sizes) is None:
             best = [f"{t} needs {floors[i]}, at most {int(np.sort(t2[:, i])[::-1][:n].sum())} "
                     "alone" for i, t in enumerate(types)]
             raise InfeasibleSplitError(f"floor_k cannot all be met with n_trainval={n} videos "
                                        f"({'; '.join(best)})", "video_split.floor_k",
                                        "raise n_trainval or lower these floors")
-        over = ([] if heuristic is None
-                else _epsilon_violations(problem, counts, sizes, heuristic))
-        raise InfeasibleSplitError("epsilon cannot be met with these floors; best reached: "
-                                   + ("; ".join(over) or "n/a"), "video_split.epsilon",
-                                   "raise epsilon or report_floor, lower floor_k, or change "
-                                   "n_trainval")
+        over = set() if heuristic is None else {
+            b.label for b in bounds if abs(_deviation(b, counts, sizes, heuristic)) > b.epsilon}
+        raise InfeasibleSplitError(
+            "epsilon cannot be met with these floors: "
+            + _reachability(bounds, over, counts, sizes, t2, floors, n),
+            "video_split.epsilon", "raise epsilon (or epsilon_accuracy) or report_floor, lower "
+                                   "floor_k, or change n_trainval")
     swaps += _local_search(in_trainval, y, t2, floors, ("minimax",), max_iterations)
-    over = _epsilon_violations(problem, counts, sizes, in_trainval)
-    if over:  # cannot happen: minimax swaps never raise the worst deviation
-        raise InfeasibleSplitError("epsilon cannot be met; best reached: " + "; ".join(over),
-                                   "video_split.epsilon", "raise epsilon or report_floor")
+    over_lines = _epsilon_violations(problem, counts, sizes, in_trainval)
+    if over_lines:  # cannot happen: minimax swaps never raise the worst deviation
+        raise InfeasibleSplitError("epsilon cannot be met; best reached: "
+                                   + "; ".join(over_lines), "video_split.epsilon",
+                                   "raise epsilon or report_floor")
     return _selection(order, in_trainval, swaps)
 
 
@@ -247,36 +255,117 @@ def _local_search(in_trainval: np.ndarray, y: np.ndarray, t2: np.ndarray, floors
     return swaps
 
 
-def _milp_feasible(problem: SplitProblem, order: list[str], t2: np.ndarray, floors: np.ndarray,
-                   n: int, with_epsilon: bool = True) -> np.ndarray | None:
-    """An exact feasibility MILP (HiGHS, no time limit): x_v = 1 puts video v in trainval."""
-    rows, lower, upper = [np.ones(len(order))], [n], [n]
+@dataclass(frozen=True)
+class _Bound:
+    """|test share - global share| <= epsilon for one column of the count matrix."""
+
+    label: str
+    column: int
+    epsilon: float
+
+
+def _bounds(problem: SplitProblem, counts: np.ndarray, sizes: np.ndarray) -> list[_Bound]:
+    """The epsilon constraints: every constrained category, and baseline accuracy when
+    ``epsilon_accuracy`` is set (the last column of the count matrix)."""
+    out = [_Bound(c.label, j, problem.epsilon) for j, c in enumerate(problem.categories)]
+    if problem.epsilon_accuracy is not None:
+        out.append(_Bound("baseline accuracy", counts.shape[1] - 1, problem.epsilon_accuracy))
+    return out
+
+
+def _deviation(bound: _Bound, counts: np.ndarray, sizes: np.ndarray,
+               in_trainval: np.ndarray) -> float:
+    test = ~in_trainval
+    n_test = int(sizes[test].sum())
+    g = int(counts[:, bound.column].sum()) / int(sizes.sum())
+    return (int(counts[test, bound.column].sum()) / n_test if n_test else 0.0) - g
+
+
+def _floor_rows(t2: np.ndarray, floors: np.ndarray, n: int) -> tuple[list, list, list]:
+    """Exactly n trainval videos, every floor met (x_v = 1 puts video v in trainval)."""
+    rows, lower, upper = [np.ones(len(t2))], [n], [n]
     for f in range(t2.shape[1]):
         rows.append(t2[:, f].astype(float))
         lower.append(float(floors[f]))
         upper.append(np.inf)
-    if with_epsilon:
-        sizes = np.array([len(problem.videos[v]) for v in order], dtype=float)
-        total = sizes.sum()
-        eps = problem.epsilon - 1e-9
-        for cat in problem.categories:
-            cnt = np.array([sum(category_of(q, cat) for q in problem.videos[v]) for v in order],
-                           dtype=float)
-            g = cnt.sum() / total
-            # test share <= g + eps  <=>  a.x >= sum(a), a = cnt - (g + eps) * size
-            a = cnt - (g + eps) * sizes
-            rows.append(a)
-            lower.append(a.sum())
-            upper.append(np.inf)
-            b = cnt - (g - eps) * sizes
-            rows.append(b)
-            lower.append(-np.inf)
-            upper.append(b.sum())
-    result = milp(np.zeros(len(order)), integrality=np.ones(len(order)), bounds=Bounds(0, 1),
+    return rows, lower, upper
+
+
+def _milp_feasible(t2: np.ndarray, floors: np.ndarray, n: int, bounds: list[_Bound],
+                   counts: np.ndarray, sizes: np.ndarray) -> np.ndarray | None:
+    """An exact feasibility MILP (HiGHS, no time limit) of the floors and ``bounds``."""
+    rows, lower, upper = _floor_rows(t2, floors, n)
+    for b in bounds:
+        cnt, size = counts[:, b.column].astype(float), sizes.astype(float)
+        g = cnt.sum() / size.sum()
+        eps = b.epsilon - 1e-9
+        # test share <= g + eps  <=>  a.x >= sum(a), a = cnt - (g + eps) * size
+        a = cnt - (g + eps) * size
+        rows.append(a)
+        lower.append(a.sum())
+        upper.append(np.inf)
+        c = cnt - (g - eps) * size
+        rows.append(c)
+        lower.append(-np.inf)
+        upper.append(c.sum())
+    result = milp(np.zeros(len(t2)), integrality=np.ones(len(t2)), bounds=Bounds(0, 1),
                   constraints=LinearConstraint(np.array(rows), lower, upper))
     if result.x is None or result.status != 0:
         return None
     return np.round(result.x).astype(bool)
+
+
+_DIAGNOSTIC_NODES = 2_000
+
+
+def _best_alone(bound: _Bound, counts: np.ndarray, sizes: np.ndarray, t2: np.ndarray,
+                floors: np.ndarray, n: int) -> float | None:
+    """The smallest |deviation| of one column that the floors and n_trainval allow, ignoring
+    every other bound: minimise d with -d <= a.(1 - x) <= d, a = count - global share * size
+    (HiGHS, a node limit, never a clock). None when no split meets the floors."""
+    rows, lower, upper = _floor_rows(t2, floors, n)
+    k = len(t2)
+    cnt, size = counts[:, bound.column].astype(float), sizes.astype(float)
+    a = cnt - cnt.sum() / size.sum() * size
+    rows = [np.append(r, 0.0) for r in rows]
+    rows.append(np.append(-a, -1.0))   # a.(1 - x) <= d   <=>  -a.x - d <= -sum(a)
+    lower.append(-np.inf)
+    upper.append(-a.sum())
+    rows.append(np.append(a, -1.0))    # -a.(1 - x) <= d  <=>   a.x - d <= sum(a)
+    lower.append(-np.inf)
+    upper.append(a.sum())
+    objective = np.zeros(k + 1)
+    objective[-1] = 1.0
+    result = milp(objective, integrality=np.append(np.ones(k), 0),
+                  bounds=Bounds(np.zeros(k + 1), np.append(np.ones(k), np.inf)),
+                  constraints=LinearConstraint(np.array(rows), lower, upper),
+                  options={"node_limit": _DIAGNOSTIC_NODES})
+    if result.x is None:
+        return None
+    return abs(_deviation(bound, counts, sizes, np.round(result.x[:k]).astype(bool)))
+
+
+def _reachability(bounds: list[_Bound], over: set[str], counts: np.ndarray, sizes: np.ndarray,
+                  t2: np.ndarray, floors: np.ndarray, n: int) -> str:
+    """One phrase per bound the heuristic missed (every bound when it found no start): the
+    bound needed against the best this category reaches on its own under the floors."""
+    lines, alone_ok = [], 0
+    for b in bounds:
+        if over and b.label not in over:
+            continue
+        best = _best_alone(b, counts, sizes, t2, floors, n)
+        if best is None:
+            continue
+        if best > b.epsilon + 1e-12:
+            lines.append(f"{b.label} needs |dev| <= {b.epsilon}, best reachable {best:.4f}")
+        else:
+            alone_ok += 1
+            if over:
+                lines.append(f"{b.label} needs |dev| <= {b.epsilon}, reachable alone "
+                             f"({best:.4f}) but not together with the other bounds")
+    if not lines:
+        return (f"each of the {alone_ok} bounds is reachable alone, not all of them together")
+    return "; ".join(lines)
 
 
 def _epsilon_violations(problem: SplitProblem, counts: np.ndarray, sizes: np.ndarray,
@@ -290,6 +379,10 @@ def _epsilon_violations(problem: SplitProblem, counts: np.ndarray, sizes: np.nda
         g = int(totals[j]) / n_all
         t = int(in_test[j]) / n_test if n_test else 0.0
         if abs(t - g) > problem.epsilon + 1e-12:
-            out.append(f"{cat.label} test {t:.4f} vs global {g:.4f} (|dev| {abs(t - g):.4f} > "
-                       f"{problem.epsilon})")
+            out.append(violation_line(cat.label, t, g, problem.epsilon))
+    if problem.epsilon_accuracy is not None:
+        g = int(totals[-1]) / n_all
+        t = int(in_test[-1]) / n_test if n_test else 0.0
+        if abs(t - g) > problem.epsilon_accuracy + 1e-12:
+            out.append(violation_line("baseline accuracy", t, g, problem.epsilon_accuracy))
     return out

@@ -33,24 +33,43 @@ def category_shares(problem: SplitProblem,
     return out
 
 
+def violation_line(label: str, test: float, global_: float, epsilon: float) -> str:
+    return (f"{label} test {test:.4f} vs global {global_:.4f} (|dev| {abs(test - global_):.4f} "
+            f"> {epsilon})")
+
+
 def epsilon_violations(problem: SplitProblem, test: list[SplitQuestion]) -> list[str]:
-    """A line per constrained category of ``test`` farther than epsilon from its global share."""
-    return [f"{cat.label} test {t:.4f} vs global {g:.4f} (|dev| {abs(t - g):.4f} > "
-            f"{problem.epsilon})" for cat, g, t in category_shares(problem, test)
-            if abs(t - g) > problem.epsilon + 1e-12]
+    """A line per constrained category of ``test`` farther than epsilon from its global share,
+    and one for baseline accuracy when ``epsilon_accuracy`` bounds it."""
+    out = [violation_line(cat.label, t, g, problem.epsilon)
+           for cat, g, t in category_shares(problem, test)
+           if abs(t - g) > problem.epsilon + 1e-12]
+    if problem.epsilon_accuracy is not None:
+        g, t = accuracy(problem.questions), accuracy(test)
+        if abs(t - g) > problem.epsilon_accuracy + 1e-12:
+            out.append(violation_line("baseline accuracy", t, g, problem.epsilon_accuracy))
+    return out
 
 
 def deviation_rows(problem: SplitProblem, test: list[SplitQuestion]) -> list[dict[str, Any]]:
-    """One row per constrained category: global share, test share, deviation (fractions),
-    plus a row for baseline accuracy (balanced, not constrained)."""
+    """One row per constrained category: global share, test share, deviation (fractions); a
+    row per value of each ``balance`` field (balanced, not constrained); and a row for baseline
+    accuracy (balanced; constrained only by ``epsilon_accuracy``)."""
     rows = []
     for cat, g, t in category_shares(problem, test):
         rows.append({"dimension": cat.dimension, "category": cat.value, "global": round(g, 6),
                      "test": round(t, 6), "deviation": round(t - g, 6), "constrained": True})
+    n_all, n_test = len(problem.questions), len(test)
+    for cat in problem.balanced:
+        g = sum(problem.value_of(q, cat.dimension) == cat.value for q in problem.questions) / n_all
+        t = (sum(problem.value_of(q, cat.dimension) == cat.value for q in test) / n_test
+             if n_test else 0.0)
+        rows.append({"dimension": cat.dimension, "category": cat.value, "global": round(g, 6),
+                     "test": round(t, 6), "deviation": round(t - g, 6), "constrained": False})
     g_acc, t_acc = accuracy(problem.questions), accuracy(test)
     rows.append({"dimension": "accuracy", "category": "baseline_correct", "global": round(g_acc, 6),
                  "test": round(t_acc, 6), "deviation": round(t_acc - g_acc, 6),
-                 "constrained": False})
+                 "constrained": problem.epsilon_accuracy is not None})
     return rows
 
 
