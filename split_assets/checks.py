@@ -15,6 +15,7 @@ from dagster import (
 
 from split_assets.assets import FrozenResult, frozen_pools
 from split_assets.split.invariants import INVARIANTS, verify
+from split_assets.split.validation import max_validation_wrong
 
 _DESCRIPTIONS = {
     "pools_disjoint": "No question is in two pools.",
@@ -48,13 +49,19 @@ def mcnemar_power(frozen_pools: FrozenResult) -> AssetCheckResult:
     val = set(doc["pools"]["validation"])
     val_wrong = sum(1 for qid, ok in doc["correctness"].items() if qid in val and not ok)
     threshold = frozen_pools.val_wrong_min
+    trainval = tuple(sorted(doc["videos"]["train"] + doc["videos"]["validation"]))
+    reachable = max_validation_wrong(frozen_pools.problem, trainval)
     if threshold == 0:
         detail = f"val_wrong_min is 0: power check off (validation holds {val_wrong} wrong)"
     else:
         detail = f"validation holds {val_wrong} baseline-wrong questions, need {threshold}"
+        if val_wrong < threshold:
+            detail += (f"; at most {reachable} with {len(doc['videos']['validation'])} "
+                       "validation videos: raise val_ratio or n_trainval, or lower val_wrong_min")
     return AssetCheckResult(passed=threshold == 0 or val_wrong >= threshold,
                             severity=AssetCheckSeverity.ERROR, description=detail,
-                            metadata={"val_wrong": val_wrong, "threshold": threshold})
+                            metadata={"val_wrong": val_wrong, "threshold": threshold,
+                                      "val_wrong_reachable": reachable})
 
 
 def frozen_pools_key():  # noqa: ANN201 - AssetKey

@@ -228,7 +228,7 @@ def test_balance_field_missing_from_questions(small_workspace: Path, run_cli: Cl
 def test_failed_check_exits_1(small_workspace: Path, run_cli: Cli) -> None:
     edit_config(small_workspace, video_split={"val_wrong_min": 10_000})
     _expect_error(run_cli("run", "--config", str(small_workspace)), 1,
-                  "check mcnemar_power failed", "need 10000")
+                  "check mcnemar_power failed", "need 10000; at most", "raise val_ratio")
 
 
 def test_bad_generated_at(small_workspace: Path, run_cli: Cli) -> None:

@@ -14,7 +14,7 @@ from split_assets.split.freeze import build_pools
 from split_assets.split.invariants import INVARIANTS, verify
 from split_assets.split.problem import SplitProblem, SplitQuestion
 from split_assets.split.selection import select_trainval
-from split_assets.split.validation import draw_validation
+from split_assets.split.validation import draw_validation, max_validation_wrong
 
 TYPES = ["Counting Problem", "OCR Problems", "Object Reasoning", "Temporal Reasoning"]
 LEVELS = ["short", "medium", "long"]
@@ -186,6 +186,26 @@ def test_validation_size_and_stratification() -> None:
     wrong_videos = sum(1 for v in val if any(not q.correct for q in problem.videos[v]))
     in_tv = sum(1 for v in selection.trainval if any(not q.correct for q in problem.videos[v]))
     assert abs(wrong_videos - 11 * in_tv / 30) <= 1
+
+
+def test_validation_reaches_val_wrong_min_when_trainval_allows() -> None:
+    # 40 videos, every other one all-wrong: trainval 30 holds ~15 such videos; 11 validation
+    # videos hold ~5-6 of them by stratification (~16 wrong), all 11 could hold 33.
+    qs = [q for v in range(40) for q in _video(v, "A", ["T1"] * 3 if v % 2 else [None] * 3)]
+    fair = SplitProblem(tuple(qs), 30, 1.0, 0, 0.35, 5, {})
+    selection = select_trainval(fair)
+
+    def wrong_in(problem: SplitProblem) -> int:
+        val = draw_validation(problem, selection.trainval)
+        assert len(val) == 11 and set(val) <= set(selection.trainval)
+        return sum(not q.correct for v in val for q in problem.videos[v])
+
+    stratified = wrong_in(fair)
+    assert stratified < 27
+    tilted = SplitProblem(tuple(qs), 30, 1.0, 0, 0.35, 5, {}, val_wrong_min=27)
+    assert 27 <= wrong_in(tilted) <= 29  # the fewest swaps that reach it: no more wrong
+    impossible = SplitProblem(tuple(qs), 30, 1.0, 0, 0.35, 5, {}, val_wrong_min=10_000)
+    assert wrong_in(impossible) == max_validation_wrong(impossible, selection.trainval)
 
 
 # ------------------------------------------------------------ the class path of large.py --

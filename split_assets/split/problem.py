@@ -55,6 +55,7 @@ class SplitProblem:
     balance: tuple[str, ...] = ()
     epsilon_accuracy: float | None = None
     selector: str = "auto"
+    val_wrong_min: int = 0
     videos: dict[str, list[SplitQuestion]] = field(init=False, repr=False)
     categories: list[Category] = field(init=False, repr=False)
     balanced: list[Category] = field(init=False, repr=False)
@@ -79,7 +80,7 @@ class SplitProblem:
     def from_config(cls, questions: list[SplitQuestion], cfg: VideoSplitConfig) -> SplitProblem:
         return cls(tuple(questions), cfg.n_trainval, cfg.epsilon, cfg.report_floor,
                    cfg.val_ratio, cfg.seed, dict(cfg.floor_k), tuple(cfg.balance),
-                   cfg.epsilon_accuracy, cfg.selector)
+                   cfg.epsilon_accuracy, cfg.selector, cfg.val_wrong_min)
 
     @property
     def n_validation(self) -> int:

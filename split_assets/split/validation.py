@@ -1,7 +1,10 @@
 """The validation draw (SPEC §6.2): ``floor(val_ratio * n_trainval + 0.5)`` trainval videos.
 
 Stratified by each video's baseline-wrong count, so validation holds its fair share of wrong
-answers (the McNemar power check depends on it); seeded and video-atomic.
+answers (the McNemar power check depends on it); seeded and video-atomic. When that fair share
+is below ``val_wrong_min`` but trainval holds enough wrong answers, the fewest swaps that reach
+it follow: the validation video with the fewest wrong answers for the trainval video with the
+most (ties in seeded order).
 """
 
 from __future__ import annotations
@@ -15,10 +18,10 @@ from split_assets.split.problem import SplitProblem
 def draw_validation(problem: SplitProblem, trainval: tuple[str, ...]) -> tuple[str, ...]:
     """The validation videos (sorted); the rest of trainval is train."""
     n_val = problem.n_validation
+    wrong = {vid: sum(not q.correct for q in problem.videos[vid]) for vid in trainval}
     strata: dict[int, list[str]] = {}
     for vid in sorted(trainval):
-        wrong = sum(not q.correct for q in problem.videos[vid])
-        strata.setdefault(wrong, []).append(vid)
+        strata.setdefault(wrong[vid], []).append(vid)
     total = len(trainval)
     # Largest remainder allocation with exact fractions: no float rounding anywhere.
     quotas = {k: Fraction(n_val * len(v), total) for k, v in strata.items()} if total else {}
@@ -28,8 +31,26 @@ def draw_validation(problem: SplitProblem, trainval: tuple[str, ...]) -> tuple[s
         alloc[k] += 1
     rng = random.Random(f"validation:{problem.seed}")
     chosen: list[str] = []
+    rank: dict[str, int] = {}
     for k in sorted(strata):
         members = list(strata[k])
         rng.shuffle(members)
+        rank.update((vid, i) for i, vid in enumerate(members))
         chosen.extend(members[: alloc[k]])
+    have = sum(wrong[v] for v in chosen)
+    if have < problem.val_wrong_min:
+        inside = sorted(chosen, key=lambda v: (wrong[v], -rank[v]))
+        outside = sorted(set(trainval) - set(chosen), key=lambda v: (-wrong[v], rank[v]))
+        for out_v, in_v in zip(inside, outside, strict=False):
+            if have >= problem.val_wrong_min or wrong[in_v] <= wrong[out_v]:
+                break
+            chosen[chosen.index(out_v)] = in_v
+            have += wrong[in_v] - wrong[out_v]
     return tuple(sorted(chosen))
+
+
+def max_validation_wrong(problem: SplitProblem, trainval: tuple[str, ...]) -> int:
+    """The most baseline-wrong questions any validation draw of this size can hold."""
+    counts = sorted((sum(not q.correct for q in problem.videos[v]) for v in trainval),
+                    reverse=True)
+    return sum(counts[: problem.n_validation])
