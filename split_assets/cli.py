@@ -220,10 +220,48 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("pools_json", type=Path, metavar="POOLS_JSON")
     p.add_argument("--config", type=Path, help=config_help)
 
+    p = sub.add_parser("import", help="import published results or predictions as a run")
+    kinds = p.add_subparsers(dest="kind", required=True)
+    k = kinds.add_parser("videomme", help="an official-layout results file (JSON list of videos)")
+    k.add_argument("--results", type=Path, required=True, help="the results JSON file")
+    _import_args(k)
+    k = kinds.add_parser("predictions",
+                         help="flat JSONL {question_id, response | prediction, stop_reason?}")
+    k.add_argument("--jsonl", type=Path, required=True, help="the predictions JSONL file")
+    _import_args(k)
+    k.add_argument("--role", choices=("reference", "candidate", "control"),
+                   help="also register the run in video_split.yaml: a reference run of the "
+                        "answer_only judge, an evaluation candidate, or the control run")
+
     p = sub.add_parser("demo", help="build the sample workspace and run it")
     p.add_argument("--dir", type=Path, default=Path(DEFAULT_DEMO_DIR),
                    help=f"where to build it (default: {DEFAULT_DEMO_DIR}/)")
     return parser
+
+
+def _import_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--run-id", required=True, help="the run id to store the answers under")
+    parser.add_argument("--workspace", type=Path, required=True,
+                        help="the workspace folder (created by the first import)")
+    parser.add_argument("--replace", action="store_true",
+                        help="overwrite a run id already present (and delete its signals)")
+    parser.add_argument("--partial", action="store_true",
+                        help="accept a run that answers only some benchmark questions")
+
+
+def import_run(args: argparse.Namespace) -> int:
+    """``split-assets import videomme|predictions``."""
+    from split_assets import importers
+
+    if args.kind == "videomme":
+        summary = importers.import_videomme(args.results, args.run_id, args.workspace,
+                                            args.replace, args.partial)
+    else:
+        summary = importers.import_predictions(args.jsonl, args.run_id, args.workspace,
+                                               args.replace, args.partial, args.role)
+    for line in summary.lines():
+        print(line)
+    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -235,6 +273,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             code = fingerprint(args.config, args.register)
         elif args.command == "verify":
             code = verify(args.pools_json, args.config)
+        elif args.command == "import":
+            code = import_run(args)
         else:
             code = demo(args.dir)
     except SplitAssetsError as exc:

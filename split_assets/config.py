@@ -119,6 +119,29 @@ class DiagConfig(_Section):
     prompts_dir: str | None = None
     rules: RulesJudgeConfig = Field(default_factory=RulesJudgeConfig)
     openai: OpenAIJudgeConfig = Field(default_factory=OpenAIJudgeConfig)
+    # answer_only rules judge: a wrong answer also wrong in >= min_agree of these runs is T2
+    reference_runs: list[str] = Field(default_factory=list)
+    min_agree: int | None = Field(default=None, ge=1)  # None: all the reference runs
+
+    def model_post_init(self, __context: Any) -> None:
+        if len(set(self.reference_runs)) != len(self.reference_runs):
+            raise ValueError("reference_runs lists a run twice")
+        if self.min_agree is not None and self.min_agree > len(self.reference_runs):
+            raise ValueError(f"min_agree is {self.min_agree} but reference_runs lists "
+                             f"{len(self.reference_runs)} run(s)")
+
+    @property
+    def agree_needed(self) -> int:
+        """Reference runs that must also be wrong for a T2 (answer_only rules judge)."""
+        return self.min_agree if self.min_agree is not None else len(self.reference_runs)
+
+
+class EvaluationConfig(_Section):
+    """The ``evaluation`` section: candidate runs compared with the baseline on the frozen
+    pools (the candidate_evaluation asset, ``split-assets compare``)."""
+
+    candidates: list[str] = Field(default_factory=list)
+    control_run: str | None = None  # a fresh re-run of the baseline agent
 
 
 class PathsConfig(_Section):
@@ -137,6 +160,13 @@ class SplitConfig(_Section):
     video_split: VideoSplitConfig
     diag: DiagConfig
     paths: PathsConfig = Field(default_factory=PathsConfig)
+    evaluation: EvaluationConfig = Field(default_factory=EvaluationConfig)
+
+    def model_post_init(self, __context: Any) -> None:
+        baseline = self.video_split.baseline_run_id
+        if baseline in self.diag.reference_runs:
+            raise ValueError(f"diag.reference_runs lists the baseline run {baseline!r}; list "
+                             "other runs of the same benchmark")
 
 
 @dataclass(frozen=True)
@@ -225,8 +255,12 @@ def _describe(error: dict[str, Any]) -> str:
     if error["type"] == "missing":
         return f"missing required key '{loc}'"
     value = error.get("input")
+    msg = error["msg"].rstrip(".")
+    if error["type"] == "value_error":  # our own validators: the message says it all
+        msg = msg.removeprefix("Value error, ")
+        return f"'{loc}': {msg}" if loc else msg
     shown = repr(value) if not isinstance(value, dict) else "a mapping"
-    return f"'{loc}': {error['msg'].rstrip('.')} (got {shown})"
+    return f"'{loc}': {msg} (got {shown})"
 
 
 def parse_config(raw: Any, path: Path) -> LoadedConfig:

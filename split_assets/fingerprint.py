@@ -2,7 +2,9 @@
 
 Components (SPEC §2, §7): judge, model, prompt_version, context, the digest of the prompt
 templates the judge uses, the digest of the judge's own source files, and its call settings.
-Nothing else (no git SHA, no data digests), so unrelated commits never force a re-diagnosis.
+Nothing else (no git SHA, no data digests), so unrelated commits never force a re-diagnosis --
+with one exception: the answer_only rules judge decides from its reference runs, so a digest of
+each reference run's predictions is a component (a replaced reference run is a new judge).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from split_assets.config import LoadedConfig
+from split_assets.data.harness import run_digest
 from split_assets.judge import Judge, build_judge
 from split_assets.judge.prompts import load_templates, templates_digest
 from split_assets.lib.canonical import digest_of, sha256_hex
@@ -45,4 +48,7 @@ def compute_fingerprint(loaded: LoadedConfig, judge: Judge | None = None) -> Fin
         "judge_source_digest": source_digest(judge.source_files()),
         "settings": judge.settings(),
     }
+    if diag.judge == "rules" and diag.context == "answer_only" and diag.reference_runs:
+        components["reference_predictions"] = {
+            run: run_digest(loaded.paths.harness_db, run) for run in diag.reference_runs}
     return Fingerprint("fp-" + digest_of(components)[:12], components)

@@ -24,6 +24,7 @@ from split_assets.data.harness import (
     canonical_predictions,
     load_traces,
     predictions_digest,
+    run_ids,
 )
 from split_assets.data.signals import SignalRow, SignalStore
 from split_assets.data.store import VideoTree, load_skills, load_tree, skills_digest, tree_path
@@ -136,6 +137,7 @@ class CaseSource:
         self.benchmark = benchmark
         self.full = ctx.loaded.config.diag.context == "full" and bool(preds)
         self._trees: dict[str, VideoTree] = {}
+        self.references = reference_outcomes(ctx, benchmark) if preds else {}
         if not self.full:
             return
         paths = ctx.loaded.paths
@@ -154,12 +156,34 @@ class CaseSource:
 
     def case(self, p: CanonicalPrediction) -> JudgeCase:
         question = self.benchmark.by_id[p.question_id]
+        refs = self.references.get(p.question_id, ())
         if not self.full:
-            return JudgeCase(question, p)
+            return JudgeCase(question, p, reference_wrong=refs)
         tree = self._trees.get(p.video_id)
         if tree is None:
             tree = self._trees[p.video_id] = load_tree(self.store_dir, p.video_id)
-        return JudgeCase(question, p, self.traces[p.question_id], tree, self.skills)
+        return JudgeCase(question, p, self.traces[p.question_id], tree, self.skills, refs)
+
+
+def reference_outcomes(ctx: Context, benchmark: Benchmark) -> dict[str, tuple[bool | None, ...]]:
+    """Per question, one entry per ``diag.reference_runs`` run: True wrong, False correct, None
+    no usable answer (missing or INFRA; reference runs may be partial)."""
+    runs = ctx.loaded.config.diag.reference_runs
+    if not runs:
+        return {}
+    db, vs = ctx.loaded.paths.harness_db, ctx.loaded.config.video_split
+    present = run_ids(db)
+    absent = [r for r in runs if r not in present]
+    if absent:
+        raise InputError(f"reference run(s) {', '.join(map(repr, absent))} not in the harness "
+                         f"database (runs present: {', '.join(present) or 'none'})",
+                         "diag.reference_runs",
+                         "import them ('split-assets import ...') or remove them from the list")
+    per_run = []
+    for run in runs:
+        preds = canonical_predictions(db, run, benchmark, vs.infra_stop_reasons, "infra")
+        per_run.append({p.question_id: None if p.infra else not p.correct for p in preds})
+    return {qid: tuple(outcome[qid] for outcome in per_run) for qid in benchmark.by_id}
 
 
 def build_cases(ctx: Context, benchmark: Benchmark,

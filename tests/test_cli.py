@@ -236,9 +236,15 @@ def test_bad_generated_at(small_workspace: Path, run_cli: Cli) -> None:
                   2, "not an ISO 8601 time")
 
 
-def test_answer_only_refused_until_importers(small_workspace: Path, run_cli: Cli) -> None:
-    edit_config(small_workspace, diag={"context": "answer_only"})
-    _expect_error(run_cli("run", "--config", str(small_workspace)), 2, "answer_only")
+def test_answer_only_without_reference_runs_is_all_lapses(small_workspace: Path,
+                                                          run_cli: Cli) -> None:
+    edit_config(small_workspace, diag={"context": "answer_only"}, video_split={"floor_k": {}})
+    code, out, err = run_cli("run", "--config", str(small_workspace), "--generated-at", PIN)
+    assert code == 0, err
+    manifest = json.loads(outputs(out)[1])
+    tiers = {t for pool in manifest["tier_counts"].values() for t in pool}
+    assert "T2" not in tiers and "T1" in tiers
+    assert manifest["fingerprint_components"]["settings"]["reference_runs"] == []
 
 
 def test_cli_error_in_subprocess_is_one_line(small_workspace: Path, dagster_home: Path) -> None:

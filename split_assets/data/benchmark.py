@@ -168,6 +168,12 @@ def load_benchmark(questions_dir: Path, difficulty_field: str = "duration") -> B
     if not files:
         raise InputError(f"no *.json or *.jsonl files in {questions_dir}", "paths.questions_dir",
                          "add the benchmark files")
+    return read_benchmark_files(files, difficulty_field)
+
+
+def read_benchmark_files(files: list[Path], difficulty_field: str = "duration") -> Benchmark:
+    """The questions of these files (flat questions or videos of the official layout); errors
+    name the file and the record."""
     seen: dict[str, str] = {}
     questions: list[Question] = []
     for path in files:

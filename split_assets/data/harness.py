@@ -91,6 +91,18 @@ def run_ids(db: Path) -> list[str]:
         return [r[0] for r in conn.execute("SELECT DISTINCT run_id FROM predictions ORDER BY 1")]
 
 
+def run_digest(db: Path, run_id: str) -> str:
+    """Digest of a run's answers as stored (question, prediction, response, stop reason,
+    attempt), independent of row order and of when the rows were written."""
+    with open_readonly(db) as conn:
+        _require_table(conn, "predictions", _PRED_COLUMNS, db)
+        rows = conn.execute(
+            "SELECT question_id, prediction, raw_response, stop_reason, attempt "
+            "FROM predictions WHERE run_id = ?", (run_id,)).fetchall()
+    return digest_of(sorted([[str(c) if c is not None else None for c in r] for r in rows],
+                            key=lambda r: [c or "" for c in r]))
+
+
 def _raw_rows(db: Path, run_id: str) -> list[tuple[Any, ...]]:
     with open_readonly(db) as conn:
         _require_table(conn, "predictions", _PRED_COLUMNS, db)

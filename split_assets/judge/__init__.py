@@ -4,7 +4,6 @@ a judge from the config, so a new judge plugs in without touching the assets."""
 from __future__ import annotations
 
 from split_assets.config import DiagConfig
-from split_assets.errors import ConfigError
 from split_assets.judge.base import Diagnosis, Judge, JudgeCase, JudgeOutcome
 from split_assets.judge.rules import RulesJudge
 
@@ -12,14 +11,9 @@ __all__ = ["Diagnosis", "Judge", "JudgeCase", "JudgeOutcome", "RulesJudge", "bui
 
 
 def build_judge(diag: DiagConfig) -> Judge:
-    """The judge named by ``diag.judge`` in ``diag.context``; unsupported pairs are refused."""
+    """The judge named by ``diag.judge`` in ``diag.context``."""
     if diag.judge == "rules":
-        if diag.context == "answer_only":
-            raise ConfigError("diag.context: answer_only is not supported by the rules judge yet",
-                              "diag.context",
-                              "use context: full (needs traces, trees and skills); answer-only "
-                              "rules arrive with the importers")
-        return RulesJudge(diag.rules, diag.context)
+        return RulesJudge(diag.rules, diag.context, tuple(diag.reference_runs), diag.agree_needed)
     from split_assets.judge.openai_judge import OpenAIJudge
 
     return OpenAIJudge(diag)

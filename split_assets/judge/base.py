@@ -36,13 +36,16 @@ class Diagnosis(BaseModel):
 @dataclass(frozen=True)
 class JudgeCase:
     """Everything a judge may read about one wrong answer. Trace, tree and skills are set only
-    in ``full`` context."""
+    in ``full`` context; ``reference_wrong`` only when ``diag.reference_runs`` lists runs."""
 
     question: Question
     prediction: CanonicalPrediction
     trace: list[TraceStep] | None = None
     tree: VideoTree | None = None
     skills: list[Skill] = field(default_factory=list)
+    # per diag.reference_runs entry: True wrong, False correct, None no usable answer (missing
+    # or INFRA) -- what the answer_only rules judge reads
+    reference_wrong: tuple[bool | None, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,13 @@
 4. skill non-adherence: a skill applies to the task type and names a ``required_tool`` the
    trace never called -> T2 (skill_nonadherence, target ``skill:<name>``);
 5. otherwise a lapse -> T1: it had the evidence in front of it and still answered wrong.
+
+``answer_only`` context (no trace, tree or skills: e.g. imported published results): a wrong
+answer that is also wrong in at least ``diag.min_agree`` (default: all) of the
+``diag.reference_runs`` is a persistent defect -> T2; otherwise a lapse -> T1. A reference run
+with no usable answer to the question (missing, or INFRA) does not count as wrong. With no
+reference runs every wrong answer is T1. The reference runs, ``min_agree`` and a digest of the
+reference runs' predictions are fingerprint components.
 """
 
 from __future__ import annotations
@@ -51,12 +58,19 @@ class RulesJudge:
 
     name = "rules"
 
-    def __init__(self, params: RulesJudgeConfig, context: str) -> None:
+    def __init__(self, params: RulesJudgeConfig, context: str,
+                 reference_runs: tuple[str, ...] = (), agree_needed: int = 0) -> None:
         self.params = params
         self.context = context
+        self.reference_runs = reference_runs
+        self.agree_needed = agree_needed
 
     def settings(self) -> dict[str, Any]:
-        return self.params.model_dump(mode="json")
+        settings = self.params.model_dump(mode="json")
+        if self.context == "answer_only":
+            settings.update(reference_runs=list(self.reference_runs),
+                            min_agree=self.agree_needed)
+        return settings
 
     def required_templates(self) -> tuple[str, ...]:
         return ()
@@ -82,6 +96,8 @@ class RulesJudge:
 
     def decide(self, case: JudgeCase) -> Diagnosis:
         """Apply the rules of the module docstring to one case."""
+        if self.context == "answer_only":
+            return self.decide_answer_only(case)
         q, pred = case.question, case.prediction
         if case.trace is None or case.tree is None:
             raise InputError(f"rules judge in full context needs the trace and tree of "
@@ -137,3 +153,25 @@ class RulesJudge:
                          rationale="The agent opened the relevant part of the video and followed "
                                    "its skill, yet answered wrong: a lapse.",
                          confidence=0.6 if q.evidence_spans else 0.4)
+
+    def decide_answer_only(self, case: JudgeCase) -> Diagnosis:
+        """Persistent defect (T2) when enough reference runs are wrong too, else a lapse."""
+        q = case.question
+        error_type = ERROR_TYPE_BY_TASK.get(q.task_type, "other")
+        n = len(self.reference_runs)
+        if n == 0:
+            return Diagnosis(tier="T1", error_type=error_type, cause_category="other",
+                             rationale="No reference runs to tell a persistent defect from a "
+                                       "lapse: every wrong answer counts as a lapse (T1).",
+                             confidence=0.3)
+        wrong = sum(1 for w in case.reference_wrong if w is True)
+        usable = sum(1 for w in case.reference_wrong if w is not None)
+        if wrong >= self.agree_needed:
+            return Diagnosis(tier="T2", error_type=error_type, cause_category="other",
+                             rationale=f"Also wrong in {wrong} of {n} reference runs (T2 needs "
+                                       f"{self.agree_needed}): a persistent defect.",
+                             confidence=round(0.5 + 0.4 * wrong / n, 4))
+        return Diagnosis(tier="T1", error_type=error_type, cause_category="other",
+                         rationale=f"Wrong in {wrong} of {n} reference runs ({usable} answered; "
+                                   f"T2 needs {self.agree_needed}): a lapse.",
+                         confidence=round(0.5 + 0.4 * (1 - wrong / n), 4))
