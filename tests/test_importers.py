@@ -1,0 +1,186 @@
+"""``split-assets import``: published results in, a workspace that runs as written."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+import yaml
+from conftest import kv
+from official_layout import answers, write_predictions, write_results
+
+from split_assets.config import RulesJudgeConfig, load_config
+from split_assets.data.signals import SignalRow, SignalStore
+from split_assets.errors import UserError
+from split_assets.importers import import_predictions, import_videomme
+from split_assets.judge.base import JudgeCase
+from split_assets.judge.rules import RulesJudge
+from split_assets.pipeline import CaseSource, load_inputs, make_context, wrong_to_diagnose
+
+
+def _import(tmp_path: Path, run: str, n_videos: int = 30, **kw: object) -> Path:
+    source = write_results(tmp_path / f"{run}.json", n_videos, run)
+    import_videomme(source, run, tmp_path / "ws", **kw)
+    return tmp_path / "ws"
+
+
+def test_first_import_makes_a_workspace_later_ones_are_reference_runs(tmp_path: Path) -> None:
+    ws = _import(tmp_path, "base")
+    assert (ws / "questions" / "videomme.json").is_file()
+    bench = json.loads((ws / "questions" / "videomme.json").read_text())
+    assert "response" not in bench[0]["questions"][0]  # the benchmark holds no answers
+    doc = yaml.safe_load((ws / "video_split.yaml").read_text())
+    assert doc["video_split"]["baseline_run_id"] == "base"
+    assert doc["video_split"]["floor_k"] == {} and doc["diag"]["context"] == "answer_only"
+    _import(tmp_path, "ref1")
+    _import(tmp_path, "ref2")
+    doc = yaml.safe_load((ws / "video_split.yaml").read_text())
+    assert doc["diag"]["reference_runs"] == ["ref1", "ref2"]
+    rows = sqlite3.connect(ws / "harness.db").execute(
+        "SELECT run_id, COUNT(*) FROM predictions GROUP BY run_id ORDER BY 1").fetchall()
+    assert rows == [("base", 90), ("ref1", 90), ("ref2", 90)]
+
+
+def test_a_run_id_present_is_refused_unless_replace(tmp_path: Path) -> None:
+    ws = _import(tmp_path, "base")
+    _import(tmp_path, "ref1")
+    with pytest.raises(UserError) as err:
+        _import(tmp_path, "ref1")
+    assert "run 'ref1' is already in" in err.value.line() and "--replace" in err.value.line()
+    with SignalStore(ws / "signals.db") as store:  # ref1 diagnosed as a baseline once
+        store.upsert(SignalRow(question_id="001-1", baseline_run_id="ref1",
+                               diag_fingerprint="fp-x", video_id="001", task_type="OCR Problems",
+                               tier="T1"))
+        store.upsert(SignalRow(question_id="001-1", baseline_run_id="base",
+                               diag_fingerprint="fp-x", video_id="001", task_type="OCR Problems",
+                               tier="T1"))
+    source = write_results(tmp_path / "ref1b.json", 30, "ref1", skill=0.2)
+    summary = import_videomme(source, "ref1", ws, replace=True)
+    assert any("deleted 1 signal row(s) of ref1" in line for line in summary.lines())
+    conn = sqlite3.connect(ws / "signals.db")
+    assert conn.execute("SELECT baseline_run_id FROM signals").fetchall() == [("base",)]
+    assert sqlite3.connect(ws / "harness.db").execute(
+        "SELECT COUNT(*) FROM predictions WHERE run_id = 'ref1'").fetchone()[0] == 90
+    doc = yaml.safe_load((ws / "video_split.yaml").read_text())
+    assert doc["diag"]["reference_runs"] == ["ref1"]  # listed once
+
+
+def test_a_file_of_another_benchmark_is_refused_with_counts(tmp_path: Path) -> None:
+    ws = _import(tmp_path, "base")
+    bigger = write_results(tmp_path / "big.json", 32, "other")
+    with pytest.raises(UserError) as err:
+        import_videomme(bigger, "other", ws)
+    assert "6 of 96 question ids are not in the workspace's benchmark (e.g. 031-1" in \
+        err.value.line()
+    smaller = write_results(tmp_path / "small.json", 25, "other")
+    with pytest.raises(UserError) as err:
+        import_videomme(smaller, "other", ws)
+    assert "15 of 90 benchmark questions have no answer" in err.value.line()
+    assert "--partial" in err.value.line()
+    import_videomme(smaller, "other", ws, partial=True)
+    assert "other" in yaml.safe_load((ws / "video_split.yaml").read_text())["diag"][
+        "reference_runs"]
+    # nothing was written by the refused imports
+    assert sqlite3.connect(ws / "harness.db").execute(
+        "SELECT COUNT(*) FROM predictions WHERE run_id = 'other'").fetchone()[0] == 75
+
+
+def test_import_predictions_jsonl_with_roles(tmp_path: Path) -> None:
+    ws = _import(tmp_path, "base")
+    given = answers(30, "cand", skill=0.1)
+    import_predictions(write_predictions(tmp_path / "c.jsonl", given), "cand", ws,
+                       role="candidate")
+    import_predictions(write_predictions(tmp_path / "r.jsonl", answers(30, "rerun")), "rerun",
+                       ws, role="control")
+    doc = yaml.safe_load((ws / "video_split.yaml").read_text())
+    assert doc["evaluation"] == {"candidates": ["cand"], "control_run": "rerun"}
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"question_id": "001-1", "response": "A"}\n{"question_id": "zzz", '
+                   '"response": "B"}\n')
+    with pytest.raises(UserError) as err:
+        import_predictions(bad, "bad", ws, partial=True)
+    assert "1 of 2 question ids are not in the workspace's benchmark (e.g. zzz)" in \
+        err.value.line()
+    bad.write_text('{"question_id": "001-1", "response": "A"}\nnot json\n')
+    with pytest.raises(UserError) as err:
+        import_predictions(bad, "bad", ws, partial=True)
+    assert "invalid JSON line" in err.value.line() and "bad.jsonl:2" in err.value.line()
+
+
+def test_answer_only_rules_judge_uses_reference_runs(tmp_path: Path) -> None:
+    ws = _import(tmp_path, "base", n_videos=60)
+    _import(tmp_path, "ref1", n_videos=60)
+    _import(tmp_path, "ref2", n_videos=60)
+    ctx = make_context(load_config(ws / "video_split.yaml"))
+    benchmark, preds = load_inputs(ctx)
+    wrong = wrong_to_diagnose(preds)
+    source = CaseSource(ctx, benchmark, wrong)
+    cases = [source.case(p) for p in wrong]
+    assert all(len(c.reference_wrong) == 2 for c in cases)
+    params = RulesJudgeConfig()
+    for needed in (1, 2):
+        judge = RulesJudge(params, "answer_only", ("ref1", "ref2"), needed)
+        for case in cases:
+            tier = judge.decide(case).tier
+            assert tier == ("T2" if sum(w is True for w in case.reference_wrong) >= needed
+                            else "T1")
+    tiers_all = [RulesJudge(params, "answer_only", ("ref1", "ref2"), 2).decide(c).tier
+                 for c in cases]
+    assert 0 < tiers_all.count("T2") < len(cases)  # hard questions persist, lapses do not
+    alone = RulesJudge(params, "answer_only").decide(cases[0])
+    assert alone.tier == "T1" and "No reference runs" in alone.rationale
+    case = cases[0]
+    missing = JudgeCase(case.question, case.prediction, reference_wrong=(None, True))
+    assert RulesJudge(params, "answer_only", ("ref1", "ref2"), 2).decide(missing).tier == "T1"
+
+
+def test_reference_runs_and_min_agree_change_the_fingerprint(tmp_path: Path,
+                                                             run_cli) -> None:  # noqa: ANN001
+    ws = _import(tmp_path, "base")
+    _import(tmp_path, "ref1")
+    _import(tmp_path, "ref2")
+    config = ws / "video_split.yaml"
+
+    def fp() -> str:
+        code, out, err = run_cli("fingerprint", "--config", str(config))
+        assert code == 0, err
+        return out.splitlines()[0]
+
+    both = fp()
+    doc = yaml.safe_load(config.read_text())
+    doc["diag"]["min_agree"] = 1
+    config.write_text(yaml.safe_dump(doc))
+    one = fp()
+    # a replaced reference run (other answers) is another judge
+    import_videomme(write_results(tmp_path / "r2.json", 30, "ref2", skill=0.3), "ref2", ws,
+                    replace=True)
+    replaced = fp()
+    assert len({both, one, replaced}) == 3
+
+
+def test_import_then_run_from_the_cli(tmp_path: Path, run_cli) -> None:  # noqa: ANN001
+    """The acceptance path at Video-MME size: 2,700 questions plus one reference run."""
+    base = write_results(tmp_path / "base.json", 900, "base")
+    ref = write_results(tmp_path / "ref.json", 900, "ref")
+    ws = tmp_path / "ws"
+    code, out, err = run_cli("import", "videomme", "--results", str(base), "--run-id", "base",
+                             "--workspace", str(ws))
+    assert code == 0, err
+    assert "2700 answers to 2700 questions" in out
+    code, out, err = run_cli("import", "videomme", "--results", str(ref), "--run-id", "ref",
+                             "--workspace", str(ws))
+    assert code == 0, err
+    code, _, err = run_cli("import", "videomme", "--results", str(ref), "--run-id", "ref",
+                           "--workspace", str(ws))
+    assert code == 2 and err.count("error: ") == 1 and "--replace" in err
+    code, out, err = run_cli("run", "--config", str(ws / "video_split.yaml"))
+    assert code == 0, err
+    pools = kv(out)["pools"]
+    code, out, err = run_cli("verify", pools, "--config", str(ws / "video_split.yaml"))
+    assert code == 0 and out.count("ok ") == 6, out + err
+    manifest = json.loads(Path(pools).with_name("split_manifest.json").read_text())
+    tiers = manifest["tier_counts"]
+    assert all(tiers[pool].get("T2", 0) > 0 for pool in tiers)  # persistent defects found
+    assert abs(manifest["baseline_accuracy"]["test_minus_global"]) < 0.005
