@@ -6,6 +6,7 @@ import statistics
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from dagster import (
     AssetExecutionContext,
@@ -18,6 +19,10 @@ from dagster import (
 from split_assets import pipeline
 from split_assets.data.harness import CanonicalPrediction
 from split_assets.data.signals import SignalStore, utc_now
+from split_assets.evaluation.power import pool_power
+from split_assets.evaluation.report import compare_runs
+from split_assets.evaluation.report import markdown as evaluation_markdown
+from split_assets.lib.canonical import atomic_write_bytes, canonical_bytes
 from split_assets.partitions import diag_fingerprint_partitions
 from split_assets.resources import GENERATED_AT_TAG, SplitConfigResource
 from split_assets.split.freeze import (
@@ -137,6 +142,7 @@ class SelectionResult:
     problem: SplitProblem
     selection: Selection
     input_digests: dict[str, str]
+    reference_wrong: dict[str, tuple[bool | None, ...]]
 
 
 @asset(partitions_def=diag_fingerprint_partitions, group_name=GROUP,
@@ -158,7 +164,8 @@ def trainval_selection(context: AssetExecutionContext, split_config: SplitConfig
     floors = [[t, k, t2.get(t, 0), "yes" if t2.get(t, 0) >= k else "NO"]
               for t, k in sorted(problem.floor_k.items())]
     dev = deviation_rows(problem, test_qs)
-    return Output(SelectionResult(problem, selection, digests), metadata={
+    references = pipeline.reference_outcomes(ctx, benchmark)
+    return Output(SelectionResult(problem, selection, digests, references), metadata={
         "trainval_videos": len(selection.trainval),
         "test_videos": len(selection.test),
         "swaps": selection.swaps,
@@ -190,6 +197,7 @@ class FrozenResult:
     manifest_path: Path
     pools_sha256: str
     val_wrong_min: int
+    power: dict[str, Any]
 
 
 @asset(partitions_def=diag_fingerprint_partitions, group_name=GROUP,
@@ -204,12 +212,14 @@ def frozen_pools(context: AssetExecutionContext, split_config: SplitConfigResour
                                       ctx.fingerprint.key, ctx.split_id)
     generated_at = context.run.tags.get(GENERATED_AT_TAG) or utc_now()
     vs = ctx.loaded.config.video_split
+    power = pool_power(problem, frozen.videos, trainval_selection.reference_wrong,
+                       ctx.loaded.config.evaluation.discordance)
     doc = manifest(problem, frozen, generated_at=generated_at, split=ctx.split_id,
                    fingerprint=ctx.fingerprint.key,
                    fingerprint_components=ctx.fingerprint.components,
                    config_snapshot=pipeline.config_snapshot(ctx),
                    input_digests=trainval_selection.input_digests,
-                   val_wrong_min=vs.val_wrong_min)
+                   val_wrong_min=vs.val_wrong_min, power=power)
     write_frozen(ctx.out_dir, frozen, doc)
     by_pool = pool_questions(problem, frozen)
     counts = [[name, len(frozen.videos[name]), len(by_pool[name]),
@@ -217,7 +227,7 @@ def frozen_pools(context: AssetExecutionContext, split_config: SplitConfigResour
     tiers = {name: tier_counts(by_pool[name]) for name in POOLS}
     pools_path, manifest_path = ctx.out_dir / "pools.json", ctx.out_dir / "split_manifest.json"
     return Output(FrozenResult(problem, pools_path, manifest_path, frozen.sha256,
-                               vs.val_wrong_min), metadata={
+                               vs.val_wrong_min, power), metadata={
         "pools_sha256": frozen.sha256,
         "split_id": ctx.split_id,
         "pools_path": MetadataValue.path(str(pools_path)),
@@ -230,3 +240,33 @@ def frozen_pools(context: AssetExecutionContext, split_config: SplitConfigResour
         "baseline_accuracy": MetadataValue.json(doc["baseline_accuracy"]),
         "generated_at": generated_at,
     })
+
+
+@asset(partitions_def=diag_fingerprint_partitions, group_name=GROUP,
+       description="Compares each evaluation.candidates run with the baseline on the frozen "
+                   "validation and test pools: 2x2 tables, exact and mid-p McNemar, the "
+                   "cluster-adjusted test, and the gain net of evaluation.control_run. "
+                   "Writes evaluation.json beside pools.json.")
+def candidate_evaluation(context: AssetExecutionContext, split_config: SplitConfigResource,
+                         frozen_pools: FrozenResult) -> Output[dict[str, Any]]:
+    ctx = split_config.context_for(context.partition_key)
+    evaluation = ctx.loaded.config.evaluation
+    if not evaluation.candidates:
+        return Output({"reports": []}, metadata={
+            "note": "no evaluation.candidates: nothing to compare (import a run with "
+                    "'split-assets import predictions --role candidate', or list run ids in "
+                    "evaluation.candidates)"})
+    reports = []
+    for candidate in evaluation.candidates:
+        context.log.info(f"comparing {candidate} with the baseline on validation and test")
+        reports.append(compare_runs(ctx, candidate, evaluation.control_run))
+    doc = {"split_id": ctx.split_id, "diag_fingerprint": ctx.fingerprint.key,
+           "baseline_run_id": ctx.run_id, "control_run": evaluation.control_run,
+           "reports": reports}
+    path = ctx.out_dir / "evaluation.json"
+    atomic_write_bytes(path, canonical_bytes(doc))
+    metadata: dict[str, Any] = {"evaluation_path": MetadataValue.path(str(path)),
+                                "candidates": len(reports)}
+    for report in reports:
+        metadata[f"candidate {report['candidate']}"] = MetadataValue.md(evaluation_markdown(report))
+    return Output(doc, metadata=metadata)

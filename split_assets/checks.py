@@ -3,6 +3,7 @@
 
 import json
 from collections.abc import Iterator
+from typing import Any
 
 from dagster import (
     AssetCheckExecutionContext,
@@ -58,10 +59,22 @@ def mcnemar_power(frozen_pools: FrozenResult) -> AssetCheckResult:
         if val_wrong < threshold:
             detail += (f"; at most {reachable} with {len(doc['videos']['validation'])} "
                        "validation videos: raise val_ratio or n_trainval, or lower val_wrong_min")
+    power = frozen_pools.power
+    metadata: dict[str, Any] = {"val_wrong": val_wrong, "threshold": threshold,
+                                "val_wrong_reachable": reachable}
+    for pool in ("validation", "test"):
+        mde = power.get(pool, {}).get("mde")
+        metadata[f"mde_{pool}_pp"] = round(100 * mde, 3) if mde is not None else "n/a"
+    if power:
+        metadata["discordance"] = power["validation"]["discordance"]
+        metadata["discordance_source"] = power["validation"]["discordance_source"]
+        metadata["design_effect_validation"] = power["validation"]["design_effect"]
+        mde = power["validation"]["mde"]
+        detail += (f"; detects a gain of {100 * mde:.1f} pp on validation at 80% power, "
+                   "alpha 0.05" if mde is not None else "; no gain is detectable on validation")
     return AssetCheckResult(passed=threshold == 0 or val_wrong >= threshold,
                             severity=AssetCheckSeverity.ERROR, description=detail,
-                            metadata={"val_wrong": val_wrong, "threshold": threshold,
-                                      "val_wrong_reachable": reachable})
+                            metadata=metadata)
 
 
 def frozen_pools_key():  # noqa: ANN201 - AssetKey

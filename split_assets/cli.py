@@ -8,6 +8,7 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
+from dataclasses import asdict
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -129,6 +130,50 @@ def run(config: Path | None, dry_run: bool = False, generated_at: str | None = N
     manifest_path = ctx.out_dir / "split_manifest.json"
     print(f"pools_sha256={json.loads(manifest_path.read_bytes())['pools_sha256']}")
     print(f"manifest={manifest_path}")
+    evaluation = ctx.out_dir / "evaluation.json"
+    if loaded.config.evaluation.candidates and evaluation.is_file():
+        print(f"evaluation={evaluation}")
+    return 0
+
+
+def compare(candidate: str, control: str | None, config: Path | None,
+            pools: list[str] | None, as_json: bool) -> int:
+    """``split-assets compare``: the candidate against the baseline on the frozen pools."""
+    from split_assets import pipeline
+    from split_assets.evaluation.report import POOLS, compare_runs, text
+
+    ctx = pipeline.make_context(load_config(config))
+    control = control if control is not None else ctx.loaded.config.evaluation.control_run
+    chosen = tuple(p for p in POOLS if p in (pools or POOLS))
+    report = compare_runs(ctx, candidate, control, chosen)
+    print(json.dumps(report, indent=1, sort_keys=True) if as_json else text(report))
+    return 0
+
+
+def export_signals(pool: str, out: Path, config: Path | None) -> int:
+    """``split-assets export-signals``: the train pool's diagnoses as JSONL."""
+    from split_assets import pipeline
+    from split_assets.data.signals import SignalStore
+    from split_assets.evaluation.report import load_pools
+    from split_assets.lib.canonical import atomic_write_bytes
+
+    if pool != "train":
+        raise UserError(f"--pool {pool} refused: only the train pool's diagnoses may be "
+                        "exported", "--pool", "the evolution loop must never read validation "
+                                              "or test diagnoses; use --pool train")
+    ctx = pipeline.make_context(load_config(config))
+    doc = load_pools(ctx.out_dir, ctx.loaded.path)
+    train = set(doc["pools"]["train"])
+    with SignalStore(ctx.loaded.paths.signals_db) as store:
+        rows = [r for r in store.rows(ctx.run_id, ctx.fingerprint.key) if r.question_id in train]
+    lines = []
+    for row in rows:
+        record = asdict(row)
+        record["pool"] = "train"
+        lines.append(json.dumps(record, sort_keys=True, ensure_ascii=False))
+    atomic_write_bytes(out, ("\n".join(lines) + ("\n" if lines else "")).encode("utf-8"))
+    print(f"wrote {len(lines)} diagnoses of the train pool ({len(doc['videos']['train'])} "
+          f"videos, split {doc['split_id']}, {ctx.fingerprint.key}) to {out}")
     return 0
 
 
@@ -233,6 +278,22 @@ def build_parser() -> argparse.ArgumentParser:
                    help="also register the run in video_split.yaml: a reference run of the "
                         "answer_only judge, an evaluation candidate, or the control run")
 
+    p = sub.add_parser("compare", help="compare a candidate run with the baseline on the frozen "
+                                       "validation and test pools (McNemar)")
+    p.add_argument("--candidate", required=True, help="the candidate run id (in the harness db)")
+    p.add_argument("--control", help="a fresh re-run of the baseline agent (default: "
+                                     "evaluation.control_run)")
+    p.add_argument("--config", type=Path, help=config_help)
+    p.add_argument("--pool", action="append", choices=("validation", "test"),
+                   help="compare only this pool (repeatable; default both)")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+
+    p = sub.add_parser("export-signals",
+                       help="write the train pool's diagnoses as JSONL (never validation/test)")
+    p.add_argument("--pool", default="train", help="train (the only pool allowed)")
+    p.add_argument("--out", type=Path, required=True, help="the JSONL file to write")
+    p.add_argument("--config", type=Path, help=config_help)
+
     p = sub.add_parser("demo", help="build the sample workspace and run it")
     p.add_argument("--dir", type=Path, default=Path(DEFAULT_DEMO_DIR),
                    help=f"where to build it (default: {DEFAULT_DEMO_DIR}/)")
@@ -275,6 +336,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             code = verify(args.pools_json, args.config)
         elif args.command == "import":
             code = import_run(args)
+        elif args.command == "compare":
+            code = compare(args.candidate, args.control, args.config, args.pool, args.json)
+        elif args.command == "export-signals":
+            code = export_signals(args.pool, args.out, args.config)
         else:
             code = demo(args.dir)
     except SplitAssetsError as exc:

@@ -142,6 +142,9 @@ class EvaluationConfig(_Section):
 
     candidates: list[str] = Field(default_factory=list)
     control_run: str | None = None  # a fresh re-run of the baseline agent
+    # expected share of discordant pairs for the power figures (None: measured between the
+    # baseline and the reference runs, else 0.15)
+    discordance: float | None = Field(default=None, gt=0, le=1)
 
 
 class PathsConfig(_Section):

@@ -5,6 +5,7 @@ from pathlib import Path
 from dagster import AssetSelection, Definitions, define_asset_job, in_process_executor
 
 from split_assets.assets import (
+    candidate_evaluation,
     canonical_predictions,
     diagnosis_signals,
     frozen_pools,
@@ -27,7 +28,7 @@ def make_definitions(config_path: Path | str | None = None) -> Definitions:
     """The code location over one config file (default: ``$SPLIT_ASSETS_CONFIG``)."""
     return Definitions(
         assets=[canonical_predictions, infra_t0_signals, diagnosis_signals, trainval_selection,
-                frozen_pools],
+                frozen_pools, candidate_evaluation],
         asset_checks=[split_invariants, mcnemar_power],
         jobs=[split_pipeline],
         resources=build_resources(config_path),

@@ -49,8 +49,10 @@ def test_definitions_match_snapshot() -> None:
 
 def test_graph_shape() -> None:
     current = describe()
-    assert list(current["assets"]) == ["canonical_predictions", "diagnosis_signals",
-                                       "frozen_pools", "infra_t0_signals", "trainval_selection"]
+    assert list(current["assets"]) == ["candidate_evaluation", "canonical_predictions",
+                                       "diagnosis_signals", "frozen_pools", "infra_t0_signals",
+                                       "trainval_selection"]
+    assert current["assets"]["candidate_evaluation"]["deps"] == ["frozen_pools"]
     assert {a["partitions"] for a in current["assets"].values()} == {"diag_fingerprint"}
     assert current["assets"]["frozen_pools"]["deps"] == ["trainval_selection"]
     assert set(current["assets"]["trainval_selection"]["deps"]) == {

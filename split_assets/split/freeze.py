@@ -60,7 +60,7 @@ def pool_questions(problem: SplitProblem, frozen: FrozenSplit) -> dict[str, list
 def manifest(problem: SplitProblem, frozen: FrozenSplit, *, generated_at: str,
              split: str, fingerprint: str, fingerprint_components: dict[str, Any],
              config_snapshot: dict[str, Any], input_digests: dict[str, str],
-             val_wrong_min: int) -> dict[str, Any]:
+             val_wrong_min: int, power: dict[str, Any] | None = None) -> dict[str, Any]:
     """The manifest: provenance, figures and digests; no clock durations, no absolute paths."""
     by_pool = pool_questions(problem, frozen)
     trainval = by_pool["train"] + by_pool["validation"]
@@ -91,6 +91,7 @@ def manifest(problem: SplitProblem, frozen: FrozenSplit, *, generated_at: str,
                               "epsilon_accuracy": problem.epsilon_accuracy},
         "validation_wrong": sum(not q.correct for q in by_pool["validation"]),
         "val_wrong_min": val_wrong_min,
+        "power": power or {},
     }
 
 

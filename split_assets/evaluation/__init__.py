@@ -1,0 +1,1 @@
+"""Candidate evaluation on the frozen pools: McNemar tests, control runs, power."""

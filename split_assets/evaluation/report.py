@@ -1,0 +1,169 @@
+"""Compare a candidate run with the baseline on the frozen pools (validation, test).
+
+The pools come from the frozen ``pools.json`` of the config's split (its sha256 checked
+against the manifest); the baseline's correctness from that file; a candidate's (and the
+control's) from the harness db, scored exactly like the baseline. A run needs predictions only
+for the pools compared: a question of a compared pool without one is an error, an INFRA answer
+(empty, unparseable) counts as wrong.
+
+Why a control run: validation was chosen with the baseline's outcomes in view (it is rich in
+the baseline's wrong answers when ``val_wrong_min`` asks for it, and trainval in its persistent
+defects), so answers that were wrong by chance tend to come out right in any re-run: a plain
+re-run of the baseline "improves" there by regression to the mean. A control run -- a fresh
+re-run of the baseline agent -- measures that drift; the candidate's gain net of the control's
+is its accuracy minus the control's, tested pairwise candidate vs control.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from split_assets.data.benchmark import Benchmark
+from split_assets.data.harness import canonical_predictions, run_ids
+from split_assets.errors import InputError, UserError
+from split_assets.evaluation.mcnemar import compare
+from split_assets.lib.canonical import sha256_hex
+from split_assets.split.stats import markdown_table
+
+if TYPE_CHECKING:
+    from split_assets.pipeline import Context
+
+POOLS = ("validation", "test")
+BIAS_NOTE = ("no control run: the validation gain is biased upward (validation was chosen "
+             "with the baseline's wrong answers in view, so a plain re-run gains there by "
+             "regression to the mean); set evaluation.control_run or pass --control")
+
+
+def load_pools(out_dir: Path, config_path: Path) -> dict[str, Any]:
+    """The frozen pools.json of the config's split, checked against its manifest."""
+    pools_path, manifest_path = out_dir / "pools.json", out_dir / "split_manifest.json"
+    if not pools_path.is_file():
+        raise UserError(f"no frozen split at {pools_path}", str(config_path),
+                        f"freeze it first: split-assets run --config {config_path}")
+    data = pools_path.read_bytes()
+    if manifest_path.is_file():
+        expected = json.loads(manifest_path.read_bytes())["pools_sha256"]
+        if sha256_hex(data) != expected:
+            raise UserError(f"{pools_path} does not hash to the manifest's pools_sha256",
+                            str(pools_path), "re-freeze the split with 'split-assets run'")
+    return json.loads(data)
+
+
+def run_correctness(db: Path, run_id: str, benchmark: Benchmark, infra_stop_reasons: list[str],
+                    questions: dict[str, list[str]], role: str) -> dict[str, bool]:
+    """question_id -> correct for every question of the pools compared."""
+    present = run_ids(db)
+    if run_id not in present:
+        raise InputError(f"{role} run {run_id!r} not in the harness database (runs present: "
+                         f"{', '.join(present) or 'none'})", f"--{role} / evaluation",
+                         "import it: split-assets import predictions --jsonl FILE --run-id "
+                         f"{run_id} --workspace DIR")
+    preds = {p.question_id: p for p in canonical_predictions(db, run_id, benchmark,
+                                                             infra_stop_reasons, "infra")}
+    for pool, ids in questions.items():
+        missing = [q for q in ids if preds[q].missing]
+        if missing:
+            raise InputError(f"{role} run {run_id!r} has no prediction for {len(missing)} of "
+                             f"{len(ids)} {pool} questions (e.g. {', '.join(missing[:5])})",
+                             f"harness db run {run_id!r}",
+                             "import its predictions for the whole pool, or compare only the "
+                             "pools it answered (--pool)")
+    return {q: preds[q].correct for ids in questions.values() for q in ids}
+
+
+def evaluate(pools_doc: dict[str, Any], benchmark: Benchmark, candidate: dict[str, bool],
+             control: dict[str, bool] | None, names: dict[str, str | None],
+             pools: tuple[str, ...] = POOLS) -> dict[str, Any]:
+    """The report of one candidate (and the control, if any) on ``pools``."""
+    baseline = pools_doc["correctness"]
+    report: dict[str, Any] = {"baseline": pools_doc["baseline_run_id"],
+                              "candidate": names["candidate"], "control": names["control"],
+                              "split_id": pools_doc["split_id"], "pools": {}}
+    for pool in pools:
+        ids = sorted(pools_doc["pools"][pool])
+        videos = [benchmark.by_id[q].video_id for q in ids]
+        base = [bool(baseline[q]) for q in ids]
+        cand = [candidate[q] for q in ids]
+        entry: dict[str, Any] = {"vs_baseline": compare(videos, base, cand).as_dict()}
+        if control is not None:
+            ctrl = [control[q] for q in ids]
+            control_gain = compare(videos, base, ctrl)
+            vs_control = compare(videos, ctrl, cand)
+            entry["control_vs_baseline"] = control_gain.as_dict()
+            entry["vs_control"] = vs_control.as_dict()
+            entry["net_gain"] = round(vs_control.gain, 6)
+        elif pool == "validation":
+            entry["note"] = BIAS_NOTE
+        report["pools"][pool] = entry
+    return report
+
+
+def _row(pool: str, label: str, r: dict[str, Any]) -> list[Any]:
+    (_, b), (c, _) = r["table"]
+    lo, hi = r["gain_ci95"]
+    return [pool, label, r["n"], f"{r['reference_accuracy']:.4f}",
+            f"{r['candidate_accuracy']:.4f}", f"{100 * r['gain']:+.2f}", f"{c}/{b}",
+            _p(r["p_exact"]), _p(r["p_mid"]), _p(r["p_cluster"]),
+            f"[{100 * lo:+.2f}, {100 * hi:+.2f}]"]
+
+
+def _p(value: float) -> str:
+    return f"{value:.4g}"
+
+
+HEADER = ["pool", "comparison", "n", "ref acc", "cand acc", "gain pp", "fixed/broken",
+          "p exact", "mid-p", "p cluster", "gain 95% CI (cluster)"]
+
+
+def rows_of(report: dict[str, Any]) -> list[list[Any]]:
+    rows = []
+    for pool, entry in report["pools"].items():
+        rows.append(_row(pool, "candidate vs baseline", entry["vs_baseline"]))
+        if "vs_control" in entry:
+            rows.append(_row(pool, "control vs baseline", entry["control_vs_baseline"]))
+            rows.append(_row(pool, "candidate vs control (net)", entry["vs_control"]))
+    return rows
+
+
+def markdown(report: dict[str, Any]) -> str:
+    text = markdown_table(HEADER, rows_of(report))
+    notes = [e["note"] for e in report["pools"].values() if "note" in e]
+    return text + ("".join(f"\n\n{n}" for n in notes))
+
+
+def text(report: dict[str, Any]) -> str:
+    """A fixed-width table for the terminal."""
+    rows = [HEADER, *[[str(c) for c in row] for row in rows_of(report)]]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(HEADER))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
+             for r in rows]
+    title = (f"candidate {report['candidate']} vs baseline {report['baseline']}"
+             + (f", control {report['control']}" if report["control"] else "")
+             + f" (split {report['split_id']})")
+    notes = [e["note"] for e in report["pools"].values() if "note" in e]
+    return "\n".join([title, *lines, *notes])
+
+
+def compare_runs(ctx: Context, candidate: str, control: str | None,
+                 pools: tuple[str, ...] = POOLS) -> dict[str, Any]:
+    """The report of ``candidate`` (and ``control``) on the config's frozen split."""
+    from split_assets.data.benchmark import load_benchmark
+
+    loaded = ctx.loaded
+    vs = loaded.config.video_split
+    for run, role in ((candidate, "candidate"), (control, "control")):
+        if run is not None and run == vs.baseline_run_id:
+            raise UserError(f"the {role} run is the baseline itself ({run!r})", f"--{role}",
+                            "pass another run (a control is a fresh re-run of the baseline)")
+    doc = load_pools(ctx.out_dir, loaded.path)
+    benchmark = load_benchmark(loaded.paths.questions_dir, vs.difficulty_field)
+    questions = {pool: sorted(doc["pools"][pool]) for pool in pools}
+    db = loaded.paths.harness_db
+    cand = run_correctness(db, candidate, benchmark, vs.infra_stop_reasons, questions,
+                           "candidate")
+    ctrl = (run_correctness(db, control, benchmark, vs.infra_stop_reasons, questions, "control")
+            if control is not None else None)
+    return evaluate(doc, benchmark, cand, ctrl, {"candidate": candidate, "control": control},
+                    pools)
