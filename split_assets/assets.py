@@ -242,13 +242,13 @@ def frozen_pools(context: AssetExecutionContext, split_config: SplitConfigResour
     })
 
 
-@asset(partitions_def=diag_fingerprint_partitions, group_name=GROUP,
+@asset(partitions_def=diag_fingerprint_partitions, group_name=GROUP, deps=[frozen_pools],
        description="Compares each evaluation.candidates run with the baseline on the frozen "
                    "validation and test pools: 2x2 tables, exact and mid-p McNemar, the "
                    "cluster-adjusted test, and the gain net of evaluation.control_run. "
                    "Writes evaluation.json beside pools.json.")
-def candidate_evaluation(context: AssetExecutionContext, split_config: SplitConfigResource,
-                         frozen_pools: FrozenResult) -> Output[dict[str, Any]]:
+def candidate_evaluation(context: AssetExecutionContext,
+                         split_config: SplitConfigResource) -> Output[dict[str, Any]]:
     ctx = split_config.context_for(context.partition_key)
     evaluation = ctx.loaded.config.evaluation
     if not evaluation.candidates:

@@ -14,7 +14,10 @@ from dagster import (
     multi_asset_check,
 )
 
+from split_assets import pipeline
 from split_assets.assets import FrozenResult, frozen_pools
+from split_assets.data.signals import SignalStore
+from split_assets.resources import SplitConfigResource
 from split_assets.split.invariants import INVARIANTS, verify
 from split_assets.split.validation import max_validation_wrong
 
@@ -34,7 +37,8 @@ _DESCRIPTIONS = {
     description="The six invariants of a frozen split, read back from pools.json.",
 )
 def split_invariants(context: AssetCheckExecutionContext,
-                     frozen_pools: FrozenResult) -> Iterator[AssetCheckResult]:
+                     split_config: SplitConfigResource) -> Iterator[AssetCheckResult]:
+    frozen_pools = _frozen(context, split_config)
     expected = json.loads(frozen_pools.manifest_path.read_bytes())["pools_sha256"]
     for result in verify(frozen_pools.problem, frozen_pools.pools_path, expected):
         yield AssetCheckResult(check_name=result.name, asset_key=frozen_pools_key(),
@@ -45,7 +49,9 @@ def split_invariants(context: AssetCheckExecutionContext,
 @asset_check(asset=frozen_pools, blocking=True,
              description="Validation holds at least val_wrong_min baseline-wrong questions, so a "
                          "McNemar test between baseline and candidate has power.")
-def mcnemar_power(frozen_pools: FrozenResult) -> AssetCheckResult:
+def mcnemar_power(context: AssetCheckExecutionContext,
+                  split_config: SplitConfigResource) -> AssetCheckResult:
+    frozen_pools = _frozen(context, split_config)
     doc = json.loads(frozen_pools.pools_path.read_bytes())
     val = set(doc["pools"]["validation"])
     val_wrong = sum(1 for qid, ok in doc["correctness"].items() if qid in val and not ok)
@@ -75,6 +81,22 @@ def mcnemar_power(frozen_pools: FrozenResult) -> AssetCheckResult:
     return AssetCheckResult(passed=threshold == 0 or val_wrong >= threshold,
                             severity=AssetCheckSeverity.ERROR, description=detail,
                             metadata=metadata)
+
+
+def _frozen(context: AssetCheckExecutionContext,
+            split_config: SplitConfigResource) -> FrozenResult:
+    """The frozen split of the run's partition, read back from disk. (Checks do not take
+    frozen_pools as an input: Dagster would load every partition of it, as a dict.)"""
+    ctx = split_config.context_for(context.partition_key)
+    benchmark, preds = pipeline.load_inputs(ctx)
+    with SignalStore(ctx.loaded.paths.signals_db) as store:
+        rows = store.rows(ctx.run_id, ctx.fingerprint.key)
+    problem = pipeline.split_problem(ctx, preds, rows, benchmark)
+    manifest_path = ctx.out_dir / "split_manifest.json"
+    manifest = json.loads(manifest_path.read_bytes())
+    return FrozenResult(problem, ctx.out_dir / "pools.json", manifest_path,
+                        manifest["pools_sha256"], ctx.loaded.config.video_split.val_wrong_min,
+                        manifest.get("power", {}))
 
 
 def frozen_pools_key():  # noqa: ANN201 - AssetKey

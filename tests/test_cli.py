@@ -225,6 +225,18 @@ def test_balance_field_missing_from_questions(small_workspace: Path, run_cli: Cl
     assert not (small_workspace.parent / "signals.db").exists()  # refused before diagnosing
 
 
+def test_a_second_fingerprint_in_the_same_instance(small_workspace: Path, run_cli: Cli) -> None:
+    """Checks read their partition's split from disk: with two partitions materialized in one
+    instance, Dagster would hand a check that took frozen_pools as an input every partition."""
+    code, out, err = run_cli("run", "--config", str(small_workspace))
+    assert code == 0, err
+    first = kv(out)["fingerprint"]
+    edit_config(small_workspace, diag={"prompt_version": "v2"})
+    code, out, err = run_cli("run", "--config", str(small_workspace))
+    assert code == 0, err
+    assert kv(out)["fingerprint"] != first
+
+
 def test_failed_check_exits_1(small_workspace: Path, run_cli: Cli) -> None:
     edit_config(small_workspace, video_split={"val_wrong_min": 10_000})
     _expect_error(run_cli("run", "--config", str(small_workspace)), 1,

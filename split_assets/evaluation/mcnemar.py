@@ -50,8 +50,12 @@ class PairedResult:
     def as_dict(self) -> dict[str, Any]:
         out = asdict(self)
         out["table"] = [list(row) for row in self.table]
-        out["gain_ci95"] = list(self.gain_ci95)
-        return {k: round(v, 6) if isinstance(v, float) else v for k, v in out.items()}
+        out["gain_ci95"] = [round(v, 6) for v in self.gain_ci95]
+        for key in ("reference_accuracy", "candidate_accuracy", "gain"):
+            out[key] = round(out[key], 6)
+        for key in ("p_exact", "p_mid", "p_cluster"):  # significant digits: small p stay > 0
+            out[key] = float(f"{out[key]:.6g}")
+        return out
 
 
 def table_of(reference: Sequence[bool], candidate: Sequence[bool]) -> list[list[int]]:
