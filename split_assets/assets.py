@@ -113,8 +113,19 @@ def diagnosis_signals(context: AssetExecutionContext, split_config: SplitConfigR
     lat = sorted(report.latencies_ms)
     errors = Counter(r.error_type or "(none)" for r in rows)
     context.log.info(f"diagnosed {report.diagnosed} new, {report.already_done} already done")
+    diag = ctx.loaded.config.diag
+    note = "full context: trace, tree and skills"
+    if diag.context == "answer_only":
+        note = ("answer_only: no reference runs, so every wrong answer is a lapse (T1); import "
+                "other runs of the benchmark as reference runs to find persistent defects (T2)"
+                if not diag.reference_runs else
+                f"answer_only: T2 when also wrong in >= {diag.agree_needed} of "
+                f"{len(diag.reference_runs)} reference run(s)")
+        if diag.judge == "openai":
+            note = "answer_only: question, options, answer and response only"
     return MaterializeResult(metadata={
         "judge": ctx.loaded.config.diag.judge,
+        "judge_note": note,
         "fingerprint_components": MetadataValue.json(ctx.fingerprint.components),
         "wrong_non_infra": report.total_wrong,
         "already_done": report.already_done,
@@ -143,6 +154,7 @@ class SelectionResult:
     selection: Selection
     input_digests: dict[str, str]
     reference_wrong: dict[str, tuple[bool | None, ...]]
+    control: dict[str, bool | None] | None
 
 
 @asset(partitions_def=diag_fingerprint_partitions, group_name=GROUP,
@@ -165,7 +177,8 @@ def trainval_selection(context: AssetExecutionContext, split_config: SplitConfig
               for t, k in sorted(problem.floor_k.items())]
     dev = deviation_rows(problem, test_qs)
     references = pipeline.reference_outcomes(ctx, benchmark)
-    return Output(SelectionResult(problem, selection, digests, references), metadata={
+    control = pipeline.control_outcomes(ctx, benchmark)
+    return Output(SelectionResult(problem, selection, digests, references, control), metadata={
         "trainval_videos": len(selection.trainval),
         "test_videos": len(selection.test),
         "swaps": selection.swaps,
@@ -213,7 +226,7 @@ def frozen_pools(context: AssetExecutionContext, split_config: SplitConfigResour
     generated_at = context.run.tags.get(GENERATED_AT_TAG) or utc_now()
     vs = ctx.loaded.config.video_split
     power = pool_power(problem, frozen.videos, trainval_selection.reference_wrong,
-                       ctx.loaded.config.evaluation.discordance)
+                       ctx.loaded.config.evaluation.discordance, trainval_selection.control)
     doc = manifest(problem, frozen, generated_at=generated_at, split=ctx.split_id,
                    fingerprint=ctx.fingerprint.key,
                    fingerprint_components=ctx.fingerprint.components,
@@ -259,7 +272,9 @@ def candidate_evaluation(context: AssetExecutionContext,
     reports = []
     for candidate in evaluation.candidates:
         context.log.info(f"comparing {candidate} with the baseline on validation and test")
-        reports.append(compare_runs(ctx, candidate, evaluation.control_run))
+        reports.append(compare_runs(ctx, candidate, evaluation.control_run,
+                                    control_where="evaluation.control_run",
+                                    skip_incomplete=True))
     doc = {"split_id": ctx.split_id, "diag_fingerprint": ctx.fingerprint.key,
            "baseline_run_id": ctx.run_id, "control_run": evaluation.control_run,
            "reports": reports}

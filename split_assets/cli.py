@@ -143,9 +143,11 @@ def compare(candidate: str, control: str | None, config: Path | None,
     from split_assets.evaluation.report import POOLS, compare_runs, text
 
     ctx = pipeline.make_context(load_config(config))
-    control = control if control is not None else ctx.loaded.config.evaluation.control_run
+    where = "--control"
+    if control is None and ctx.loaded.config.evaluation.control_run is not None:
+        control, where = ctx.loaded.config.evaluation.control_run, "evaluation.control_run"
     chosen = tuple(p for p in POOLS if p in (pools or POOLS))
-    report = compare_runs(ctx, candidate, control, chosen)
+    report = compare_runs(ctx, candidate, control, chosen, control_where=where)
     print(json.dumps(report, indent=1, sort_keys=True) if as_json else text(report))
     return 0
 

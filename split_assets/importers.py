@@ -77,13 +77,19 @@ def import_videomme(results: Path, run_id: str, workspace: Path, replace: bool =
         raise UserError(f"results file not found: {results}", "--results",
                         "pass the official-layout JSON results file")
     from_file = read_benchmark_files([results])
+    bench_bytes = _benchmark_bytes(results)
+    # a question without a response (or prediction) is not answered by this run
     answers = {q.question_id: _Answer(_text(q.extra.get("prediction")),
                                       _text(q.extra.get("response")),
                                       _text(q.extra.get("stop_reason")))
-               for q in from_file.questions}
+               for q in from_file.questions
+               if q.extra.get("response") is not None or q.extra.get("prediction") is not None}
+    if not answers:
+        raise InputError(f"none of the {len(from_file.questions)} questions has a response",
+                         str(results), "import a results file: each question needs the "
+                                       "model's answer in 'response'")
     bench_path = workspace / BENCHMARK_FILE
     first = not bench_path.is_file()
-    summary = ImportSummary(run_id, len(from_file.questions), 0, workspace)
     if first:
         if (workspace / HARNESS_DB).exists():
             raise UserError(f"{workspace / HARNESS_DB} exists but {BENCHMARK_FILE} does not",
@@ -92,11 +98,13 @@ def import_videomme(results: Path, run_id: str, workspace: Path, replace: bool =
         benchmark = from_file
     else:
         benchmark = load_benchmark(bench_path.parent)
-        _check_matches(benchmark, from_file, results, partial)
+        _check_matches(benchmark, from_file, results)
+    _check_missing(set(benchmark.by_id) - set(answers), len(benchmark.by_id), results, partial)
     _check_run_free(workspace, run_id, replace)
+    summary = ImportSummary(run_id, len(benchmark.by_id), 0, workspace)
     # everything checked: write
     if first:
-        atomic_write_bytes(bench_path, _benchmark_bytes(results))
+        atomic_write_bytes(bench_path, bench_bytes)
         summary.created.append(BENCHMARK_FILE)
     _write_run(workspace, run_id, answers, replace, summary)
     config = workspace / CONFIG_FILE
@@ -111,9 +119,13 @@ def import_videomme(results: Path, run_id: str, workspace: Path, replace: bool =
 
 
 def _benchmark_bytes(results: Path) -> bytes:
-    """The results file without the answers: the benchmark itself."""
-    data = json.loads(results.read_text(encoding="utf-8"))
-    items = data if isinstance(data, list) else [data]
+    """The results file without the answers: the benchmark itself (always a JSON list)."""
+    text = results.read_text(encoding="utf-8")  # read_benchmark_files validated it already
+    if results.suffix == ".jsonl":
+        items = [json.loads(line) for line in text.splitlines() if line.strip()]
+    else:
+        data = json.loads(text)
+        items = data if isinstance(data, list) else [data]
     for item in items:
         for q in item.get("questions", [item]):
             for name in _ANSWER_FIELDS:
@@ -121,7 +133,7 @@ def _benchmark_bytes(results: Path) -> bytes:
     return (json.dumps(items, ensure_ascii=False, indent=1) + "\n").encode("utf-8")
 
 
-def _check_matches(benchmark: Benchmark, other: Benchmark, source: Path, partial: bool) -> None:
+def _check_matches(benchmark: Benchmark, other: Benchmark, source: Path) -> None:
     """Refuse a file that is not of this workspace's benchmark (counts and examples)."""
     unknown = sorted(set(other.by_id) - set(benchmark.by_id))
     if unknown:
@@ -133,7 +145,6 @@ def _check_matches(benchmark: Benchmark, other: Benchmark, source: Path, partial
         raise InputError(f"{len(changed)} question(s) have another answer than in the "
                          f"workspace's benchmark (e.g. {', '.join(changed[:5])})", str(source),
                          "import results of the same benchmark version")
-    _check_missing(set(benchmark.by_id) - set(other.by_id), len(benchmark.by_id), source, partial)
 
 
 def _check_missing(missing: set[str], total: int, source: Path, partial: bool) -> None:
@@ -159,7 +170,12 @@ def import_predictions(jsonl: Path, run_id: str, workspace: Path, replace: bool 
                         "pass a JSONL file of {question_id, response | prediction} lines")
     benchmark = load_benchmark(bench_dir.parent)
     answers: dict[str, _Answer] = {}
-    for lineno, line in enumerate(jsonl.read_text(encoding="utf-8").splitlines(), start=1):
+    try:
+        text = jsonl.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise InputError("the file is not UTF-8 text", str(jsonl),
+                         "save it as UTF-8 JSONL") from None
+    for lineno, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         where = f"{jsonl}:{lineno}"
@@ -200,9 +216,9 @@ def import_predictions(jsonl: Path, run_id: str, workspace: Path, replace: bool 
 # ---------------------------------------------------------------- shared -----------------
 
 def _check_run_id(run_id: str) -> None:
-    if not run_id or run_id.strip() != run_id:
-        raise UserError(f"run id {run_id!r} is empty or has surrounding spaces", "--run-id",
-                        "pass a plain run id such as gpt4o-2026-01")
+    if not run_id or run_id.strip() != run_id or not run_id.isprintable():
+        raise UserError(f"run id {run_id!r} is empty, has surrounding spaces or control "
+                        "characters", "--run-id", "pass a plain run id such as gpt4o-2026-01")
 
 
 def _text(value: Any) -> str | None:
@@ -221,7 +237,11 @@ def _check_run_free(workspace: Path, run_id: str, replace: bool) -> None:
 
 def _write_run(workspace: Path, run_id: str, answers: dict[str, _Answer], replace: bool,
                summary: ImportSummary) -> None:
-    """The run's rows in one transaction; with ``replace`` its old rows and signals go."""
+    """The run's rows in one transaction. With ``replace`` the run's signals go first (if
+    that fails nothing is changed: stale diagnoses must never describe new answers), then its
+    old rows."""
+    if replace:
+        _delete_signals(workspace / SIGNALS_DB, run_id, summary)
     db = workspace / HARNESS_DB
     db.parent.mkdir(parents=True, exist_ok=True)
     now = utc_now()
@@ -239,23 +259,33 @@ def _write_run(workspace: Path, run_id: str, answers: dict[str, _Answer], replac
             conn.executemany("INSERT INTO predictions VALUES (?, ?, ?, ?, ?, 0, ?, NULL)",
                              [(run_id, qid, a.prediction, a.response, a.stop_reason, now)
                               for qid, a in sorted(answers.items())])
+    except sqlite3.Error as exc:
+        raise UserError(f"could not write run {run_id!r}: {exc}", str(db),
+                        "close other programs using the harness db and import again") from None
     finally:
         conn.close()
     summary.answered = len(answers)
     if replace and replaced:
         summary.notes.append(f"replaced {replaced} earlier answers of {run_id}")
-    signals = workspace / SIGNALS_DB
-    if replace and signals.is_file():
-        conn = sqlite3.connect(signals)
-        try:
-            with conn:
-                gone = conn.execute("DELETE FROM signals WHERE baseline_run_id = ?",
-                                    (run_id,)).rowcount
-        except sqlite3.OperationalError:
-            gone = 0  # no signals table yet
-        finally:
-            conn.close()
-        summary.notes.append(f"deleted {gone} signal row(s) of {run_id}")
+
+
+def _delete_signals(signals: Path, run_id: str, summary: ImportSummary) -> None:
+    if not signals.is_file():
+        return
+    conn = sqlite3.connect(signals, timeout=5)
+    try:
+        with conn:
+            gone = conn.execute("DELETE FROM signals WHERE baseline_run_id = ?",
+                                (run_id,)).rowcount
+    except sqlite3.OperationalError as exc:
+        if "no such table" not in str(exc):
+            raise UserError(f"could not delete the signals of run {run_id!r}: {exc}",
+                            str(signals), "stop the run using the signal store, then import "
+                                          "again (nothing was changed)") from None
+        gone = 0
+    finally:
+        conn.close()
+    summary.notes.append(f"deleted {gone} signal row(s) of {run_id}")
 
 
 def _write_config(path: Path, benchmark: Benchmark, run_id: str,

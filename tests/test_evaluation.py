@@ -172,16 +172,21 @@ def test_compare_baseline_copy_rerun_and_control(evaluated: Path, run_cli) -> No
     assert "candidate vs control (net)" in out and "validation" not in out.split("\n", 1)[1]
 
 
-def test_compare_refuses_missing_predictions_of_a_compared_pool(
-        evaluated: Path, run_cli, tmp_path: Path) -> None:  # noqa: ANN001
-    pools = json.loads(next(evaluated.parent.glob("splits/*/*/pools.json")).read_text())
+def _import_test_only(run_cli, config: Path, tmp_path: Path, *role: str) -> None:  # noqa: ANN001
+    """A run ``testonly`` that answers the frozen test pool only."""
+    pools = json.loads(next(config.parent.glob("splits/*/*/pools.json")).read_text())
     test_only = {q: r for q, r in answers(N_VIDEOS, "rerun3").items()
                  if q in set(pools["pools"]["test"])}
     code, _, err = run_cli("import", "predictions", "--jsonl",
                            str(write_predictions(tmp_path / "t.jsonl", test_only)),
-                           "--run-id", "testonly", "--workspace", str(evaluated.parent),
-                           "--partial")
+                           "--run-id", "testonly", "--workspace", str(config.parent),
+                           "--partial", *role)
     assert code == 0, err
+
+
+def test_compare_refuses_missing_predictions_of_a_compared_pool(
+        evaluated: Path, run_cli, tmp_path: Path) -> None:  # noqa: ANN001
+    _import_test_only(run_cli, evaluated, tmp_path)
     code, _, err = run_cli("compare", "--config", str(evaluated), "--candidate", "testonly")
     assert code == 2 and "no prediction for 540 of 540 validation questions" in err
     report = _report(run_cli, evaluated, "--candidate", "testonly", "--pool", "test")
@@ -204,8 +209,10 @@ def test_candidate_evaluation_asset_power_and_export(evaluated: Path, run_cli,  
 
     manifest = json.loads(Path(lines["manifest"]).read_text())
     power = manifest["power"]
-    assert power["validation"]["discordance_source"].startswith("measured")
+    assert power["validation"]["discordance_source"] == "measured: baseline vs the control run"
+    assert power["validation"]["icc_source"] == "paired differences with the control run"
     assert 0 < power["test"]["mde"] < power["validation"]["mde"] < 0.2  # test is larger
+    assert power["validation"]["mde"] <= power["validation"]["discordance"]
     assert power["validation"]["design_effect"] >= 1.0
 
     out_file = tmp_path / "train.jsonl"
@@ -221,3 +228,45 @@ def test_candidate_evaluation_asset_power_and_export(evaluated: Path, run_cli,  
     code, _, err = run_cli("export-signals", "--config", str(evaluated), "--pool", "test",
                            "--out", str(tmp_path / "leak.jsonl"))
     assert code == 2 and "only the train pool" in err and not (tmp_path / "leak.jsonl").exists()
+
+
+def test_mde_never_exceeds_the_discordance() -> None:
+    for psi in (0.05, 0.15, 0.4):
+        for n in (40, 100, 1000, 10_000):
+            mde = minimum_detectable_gain(n, psi)
+            assert mde is None or 0 < mde <= psi
+    assert minimum_detectable_gain(20, 0.15) is None  # 20 pairs cannot show any gain
+
+
+def test_cluster_variance_not_estimable_falls_back_to_the_exact_test() -> None:
+    # every video has exactly one fixed answer: the between-video variance is 0
+    videos = [f"v{i // 3}" for i in range(60)]
+    ref = [i % 3 != 0 for i in range(60)]
+    cand = [True] * 60
+    result = compare(videos, ref, cand)
+    assert result.p_cluster == result.p_exact and result.gain_ci95 is None
+    assert result.as_dict()["gain_ci95"] is None
+
+
+def test_compare_refuses_a_control_equal_to_the_candidate_and_a_changed_baseline(
+        evaluated: Path, run_cli, tmp_path: Path) -> None:  # noqa: ANN001
+    code, _, err = run_cli("compare", "--config", str(evaluated), "--candidate", "rerun1",
+                           "--control", "rerun1")
+    assert code == 2 and "the control run is the candidate itself" in err
+    code, _, err = run_cli("import", "predictions", "--jsonl",
+                           str(write_predictions(tmp_path / "b.jsonl",
+                                                 answers(N_VIDEOS, "other"))),
+                           "--run-id", "base", "--workspace", str(evaluated.parent), "--replace")
+    assert code == 0, err
+    code, _, err = run_cli("compare", "--config", str(evaluated), "--candidate", "rerun1")
+    assert code == 2 and "changed since the split was frozen" in err
+
+
+def test_the_asset_skips_a_pool_a_partial_candidate_did_not_answer(
+        evaluated: Path, run_cli, tmp_path: Path) -> None:  # noqa: ANN001
+    _import_test_only(run_cli, evaluated, tmp_path, "--role", "candidate")
+    code, out, err = run_cli("run", "--config", str(evaluated))
+    assert code == 0, err
+    report = json.loads(Path(kv(out)["evaluation"]).read_text())["reports"][0]
+    assert report["pools"]["validation"]["note"].startswith("not compared: candidate run")
+    assert "vs_baseline" in report["pools"]["test"]

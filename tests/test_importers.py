@@ -184,3 +184,63 @@ def test_import_then_run_from_the_cli(tmp_path: Path, run_cli) -> None:  # noqa:
     tiers = manifest["tier_counts"]
     assert all(tiers[pool].get("T2", 0) > 0 for pool in tiers)  # persistent defects found
     assert abs(manifest["baseline_accuracy"]["test_minus_global"]) < 0.005
+
+
+def test_replace_is_refused_while_the_signal_store_is_locked(tmp_path: Path) -> None:
+    ws = _import(tmp_path, "base")
+    with SignalStore(ws / "signals.db") as store:
+        store.upsert(SignalRow(question_id="001-1", baseline_run_id="base",
+                               diag_fingerprint="fp-x", video_id="001", task_type="OCR Problems",
+                               tier="T1"))
+    before = (ws / "harness.db").read_bytes()
+    lock = sqlite3.connect(ws / "signals.db")
+    lock.execute("BEGIN EXCLUSIVE")
+    try:
+        with pytest.raises(UserError) as err:
+            import_videomme(write_results(tmp_path / "b2.json", 30, "base", skill=0.2), "base",
+                            ws, replace=True)
+    finally:
+        lock.rollback()
+        lock.close()
+    assert "could not delete the signals of run 'base'" in err.value.line()
+    assert "nothing was changed" in err.value.line()
+    assert (ws / "harness.db").read_bytes() == before  # stale diagnoses never meet new answers
+
+
+def test_questions_without_a_response_are_missing_answers(tmp_path: Path) -> None:
+    source = write_results(tmp_path / "base.json", 30, "base")
+    videos = json.loads(source.read_text())
+    for video in videos[:2]:
+        for q in video["questions"]:
+            del q["response"]
+    source.write_text(json.dumps(videos))
+    with pytest.raises(UserError) as err:
+        import_videomme(source, "base", tmp_path / "ws")
+    assert "6 of 90 benchmark questions have no answer" in err.value.line()
+    assert not (tmp_path / "ws").exists()
+    summary = import_videomme(source, "base", tmp_path / "ws", partial=True)
+    assert "84 answers to 90 questions" in summary.lines()[0]
+    for video in videos:
+        for q in video["questions"]:
+            q.pop("response", None)
+    source.write_text(json.dumps(videos))
+    with pytest.raises(UserError, match="none of the 90 questions has a response"):
+        import_videomme(source, "other", tmp_path / "ws2")
+
+
+def test_jsonl_results_bad_bytes_and_bad_run_ids(tmp_path: Path) -> None:
+    videos = json.loads(write_results(tmp_path / "base.json", 30, "base").read_text())
+    flat = tmp_path / "flat.jsonl"
+    flat.write_text("".join(json.dumps(dict({k: v[k] for k in ("video_id", "duration",
+                                                                 "domain", "sub_category")},
+                                            **q)) + "\n"
+                            for v in videos for q in v["questions"]))
+    summary = import_videomme(flat, "base", tmp_path / "ws")
+    assert "90 answers to 90 questions" in summary.lines()[0]
+    assert len(json.loads((tmp_path / "ws" / "questions" / "videomme.json").read_text())) == 90
+    latin = tmp_path / "latin.json"
+    latin.write_bytes(b'[{"video_id": "caf\xe9"}]')
+    with pytest.raises(UserError, match="not UTF-8"):
+        import_videomme(latin, "x", tmp_path / "ws3")
+    with pytest.raises(UserError, match="control characters"):
+        import_videomme(flat, "a\nb", tmp_path / "ws4")

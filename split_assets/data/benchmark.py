@@ -78,7 +78,10 @@ class Benchmark:
 
 def _records(path: Path) -> Iterator[tuple[str, Any]]:
     """(location, record) pairs of one benchmark file."""
-    text = path.read_text(encoding="utf-8")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise InputError("the file is not UTF-8 text", str(path), "save it as UTF-8") from None
     if path.suffix == ".jsonl":
         for lineno, line in enumerate(text.splitlines(), start=1):
             if line.strip():

@@ -16,9 +16,13 @@ wrong and columns = the candidate correct / wrong, as statsmodels' ``mcnemar`` r
 - minimum detectable gain (MDE): the accuracy difference that McNemar's test at level
   ``alpha`` detects with probability ``power``, from Connor's (1987) sample size formula
   ``n = (z_{1-alpha/2} sqrt(psi) + z_{power} sqrt(psi - delta^2))^2 / delta^2`` solved for
-  delta, with n the pool's questions divided by the design effect ``1 + (m - 1) rho`` (m the
-  mean questions per video, rho the intra-video correlation of baseline correctness, one-way
-  ANOVA estimator, floored at 0) and psi the expected share of discordant pairs.
+  delta in (0, psi], with n the pool's questions divided by the design effect
+  ``1 + (m - 1) rho`` (m the mean questions per video, rho the intra-video correlation of the
+  paired differences with a re-run of the baseline -- the control run, else the reference
+  runs -- or, without one, of baseline correctness, which is more clustered and so
+  conservative; one-way ANOVA estimator, floored at 0) and psi the expected share of
+  discordant pairs. The formula is for the asymptotic test; the exact test's power at that
+  gain is a little lower (about 77 % in simulations at these sizes).
 """
 
 from __future__ import annotations
@@ -44,13 +48,14 @@ class PairedResult:
     p_exact: float
     p_mid: float
     p_cluster: float
-    gain_ci95: tuple[float, float]
+    gain_ci95: tuple[float, float] | None  # None: between-video variance not estimable
     videos: int
 
     def as_dict(self) -> dict[str, Any]:
         out = asdict(self)
         out["table"] = [list(row) for row in self.table]
-        out["gain_ci95"] = [round(v, 6) for v in self.gain_ci95]
+        out["gain_ci95"] = ([round(v, 6) for v in self.gain_ci95] if self.gain_ci95 is not None
+                            else None)
         for key in ("reference_accuracy", "candidate_accuracy", "gain"):
             out[key] = round(out[key], 6)
         for key in ("p_exact", "p_mid", "p_cluster"):  # significant digits: small p stay > 0
@@ -103,8 +108,8 @@ def cluster_adjusted(clusters: Sequence[tuple[int, int, int]]) -> tuple[float, f
     v2 = scale * sum((y - n * p2) ** 2 for n, _, y in clusters)
     c12 = scale * sum((x - n * p1) * (y - n * p2) for n, x, y in clusters)
     var = v1 + v2 - 2 * c12
-    if var <= 1e-15:
-        return (1.0 if abs(p1 - p2) < 1e-15 else 0.0), 0.0
+    if var <= 1e-15:  # every video moved alike (or none moved): not estimable
+        return (1.0, 0.0) if abs(p1 - p2) < 1e-15 else (math.nan, math.nan)
     return float(chi2.sf((p1 - p2) ** 2 / var, 1)), math.sqrt(var)
 
 
@@ -125,15 +130,19 @@ def compare(video_of: Sequence[str], reference: Sequence[bool],
     cand_acc = sum(candidate) / n if n else 0.0
     gain = cand_acc - ref_acc
     z = float(norm.ppf(0.975))
+    exact = mcnemar_exact(b, c)
+    if math.isnan(p_cluster):  # the between-video variance is 0: fall back to the exact test
+        p_cluster, ci = exact, None
+    else:
+        ci = (gain - z * se, gain + z * se)
     return PairedResult(n, (tuple(table[0]), tuple(table[1])), ref_acc, cand_acc, gain,
-                        mcnemar_exact(b, c), mcnemar_mid_p(b, c), p_cluster,
-                        (gain - z * se, gain + z * se), len(per_video))
+                        exact, mcnemar_mid_p(b, c), p_cluster, ci, len(per_video))
 
 
 # ---------------------------------------------------------------- power ------------------
 
-def icc_anova(groups: Sequence[Sequence[bool]]) -> float:
-    """Intra-cluster correlation of a binary outcome (one-way ANOVA estimator, >= 0)."""
+def icc_anova(groups: Sequence[Sequence[float]]) -> float:
+    """Intra-cluster correlation of an outcome (one-way ANOVA estimator, >= 0)."""
     groups = [g for g in groups if len(g)]
     k = len(groups)
     total = sum(len(g) for g in groups)
@@ -162,16 +171,19 @@ def minimum_detectable_gain(n_effective: float, psi: float, alpha: float = 0.05,
     even flipping every discordant pair one way is not detectable)."""
     if n_effective <= 0 or psi <= 0:
         return None
-    top = math.sqrt(psi)
+    top = psi  # the net gain is at most the share of discordant pairs (all of them one way)
     if connor_n(top, psi, alpha, power) > n_effective:
         return None
     return float(brentq(lambda d: connor_n(d, psi, alpha, power) - n_effective, 1e-9, top,
                         xtol=1e-12))
 
 
-def power_summary(groups: Sequence[Sequence[bool]], psi: float, psi_source: str,
-                  alpha: float = 0.05, power: float = 0.8) -> dict[str, Any]:
-    """MDE of one pool from its baseline correctness grouped by video."""
+def power_summary(groups: Sequence[Sequence[float]], psi: float, psi_source: str,
+                  icc_source: str = "", alpha: float = 0.05,
+                  power: float = 0.8) -> dict[str, Any]:
+    """MDE of one pool. ``groups``: per video, the per-question values whose intra-video
+    correlation gives the design effect -- the paired differences with a re-run when one is
+    known, else baseline correctness (more clustered than the differences: conservative)."""
     n = sum(len(g) for g in groups)
     k = len([g for g in groups if len(g)])
     rho = icc_anova(groups)
@@ -179,7 +191,8 @@ def power_summary(groups: Sequence[Sequence[bool]], psi: float, psi_source: str,
     deff = 1 + (mean_size - 1) * rho
     n_eff = n / deff if deff > 0 else 0.0
     mde = minimum_detectable_gain(n_eff, psi, alpha, power)
-    return {"questions": n, "videos": k, "icc": round(rho, 6), "design_effect": round(deff, 6),
+    return {"questions": n, "videos": k, "icc": round(rho, 6), "icc_source": icc_source,
+            "design_effect": round(deff, 6),
             "effective_n": round(n_eff, 3), "discordance": round(psi, 6),
             "discordance_source": psi_source, "alpha": alpha, "power": power,
             "mde": round(mde, 6) if mde is not None else None}

@@ -1,7 +1,13 @@
 """The power figures of a frozen split: the minimum detectable accuracy gain of McNemar's test
-on validation and on test (``mcnemar.power_summary``), with the expected discordance taken from
-``evaluation.discordance``, else measured between the baseline and its reference runs on that
-pool, else assumed at ``DEFAULT_DISCORDANCE``."""
+on validation and on test (``mcnemar.power_summary``).
+
+A re-run of the baseline shows how answers move by chance: the control run
+(``evaluation.control_run``) when it is in the harness db, else the reference runs (other runs,
+possibly other models: more discordant, so conservative). The expected discordance is
+``evaluation.discordance`` if set, else measured against those re-runs on the pool, else assumed
+at ``DEFAULT_DISCORDANCE``; the design effect comes from the intra-video correlation of the
+paired differences with the first re-run, else (conservatively) of baseline correctness.
+"""
 
 from __future__ import annotations
 
@@ -16,30 +22,44 @@ ALPHA, POWER = 0.05, 0.8
 
 def pool_power(problem: SplitProblem, videos: dict[str, tuple[str, ...]],
                reference_wrong: dict[str, tuple[bool | None, ...]],
-               discordance: float | None) -> dict[str, Any]:
-    """``{"validation": {...}, "test": {...}}`` power summaries (SPEC figures, README)."""
+               discordance: float | None,
+               control: dict[str, bool | None] | None = None) -> dict[str, Any]:
+    """``{"validation": {...}, "test": {...}}`` power summaries."""
+    reruns: list[tuple[str, dict[str, bool | None]]] = []
+    if control is not None:
+        reruns.append(("the control run", control))
+    else:
+        runs = len(next(iter(reference_wrong.values()), ()))
+        for r in range(runs):
+            reruns.append((f"reference run {r + 1}",
+                           {q: (None if w[r] is None else not w[r])
+                            for q, w in reference_wrong.items()}))
     out: dict[str, Any] = {}
     for pool in ("validation", "test"):
-        groups = [[q.correct for q in problem.videos[v]] for v in videos[pool]]
+        per_video = [problem.videos[v] for v in videos[pool]]
+        questions = [q for qs in per_video for q in qs]
+        shares = []
+        for _, rerun in reruns:
+            usable = [(q.correct, rerun[q.question_id]) for q in questions
+                      if rerun.get(q.question_id) is not None]
+            if usable:
+                shares.append(sum(a != b for a, b in usable) / len(usable))
         if discordance is not None:
             psi, source = discordance, "evaluation.discordance"
+        elif shares and sum(shares) > 0:
+            psi = sum(shares) / len(shares)
+            source = (f"measured: baseline vs {reruns[0][0]}" if control is not None
+                      else f"measured: baseline vs {len(shares)} reference run(s)")
         else:
-            psi, source = _measured(problem, videos[pool], reference_wrong)
-        out[pool] = power_summary(groups, psi, source, ALPHA, POWER)
+            psi, source = DEFAULT_DISCORDANCE, ("assumed (no control or reference run; set "
+                                                "evaluation.discordance)")
+        if reruns:
+            name, rerun = reruns[0]
+            groups = [[float(rerun[q.question_id]) - float(q.correct) for q in qs
+                       if rerun.get(q.question_id) is not None] for qs in per_video]
+            icc_source = f"paired differences with {name}"
+        else:
+            groups = [[float(q.correct) for q in qs] for qs in per_video]
+            icc_source = "baseline correctness (no re-run: conservative)"
+        out[pool] = power_summary(groups, psi, source, icc_source, ALPHA, POWER)
     return out
-
-
-def _measured(problem: SplitProblem, videos: tuple[str, ...],
-              reference_wrong: dict[str, tuple[bool | None, ...]]) -> tuple[float, str]:
-    """Mean share of questions on which a reference run and the baseline disagree."""
-    questions = [q for v in videos for q in problem.videos[v]]
-    runs = len(next(iter(reference_wrong.values()), ()))
-    shares = []
-    for r in range(runs):
-        usable = [(q.correct, not reference_wrong[q.question_id][r]) for q in questions
-                  if reference_wrong.get(q.question_id, (None,) * runs)[r] is not None]
-        if usable:
-            shares.append(sum(a != b for a, b in usable) / len(usable))
-    if shares and sum(shares) > 0:
-        return sum(shares) / len(shares), f"measured: baseline vs {len(shares)} reference run(s)"
-    return DEFAULT_DISCORDANCE, "assumed (no reference runs; set evaluation.discordance)"

@@ -51,28 +51,6 @@ def load_pools(out_dir: Path, config_path: Path) -> dict[str, Any]:
     return json.loads(data)
 
 
-def run_correctness(db: Path, run_id: str, benchmark: Benchmark, infra_stop_reasons: list[str],
-                    questions: dict[str, list[str]], role: str) -> dict[str, bool]:
-    """question_id -> correct for every question of the pools compared."""
-    present = run_ids(db)
-    if run_id not in present:
-        raise InputError(f"{role} run {run_id!r} not in the harness database (runs present: "
-                         f"{', '.join(present) or 'none'})", f"--{role} / evaluation",
-                         "import it: split-assets import predictions --jsonl FILE --run-id "
-                         f"{run_id} --workspace DIR")
-    preds = {p.question_id: p for p in canonical_predictions(db, run_id, benchmark,
-                                                             infra_stop_reasons, "infra")}
-    for pool, ids in questions.items():
-        missing = [q for q in ids if preds[q].missing]
-        if missing:
-            raise InputError(f"{role} run {run_id!r} has no prediction for {len(missing)} of "
-                             f"{len(ids)} {pool} questions (e.g. {', '.join(missing[:5])})",
-                             f"harness db run {run_id!r}",
-                             "import its predictions for the whole pool, or compare only the "
-                             "pools it answered (--pool)")
-    return {q: preds[q].correct for ids in questions.values() for q in ids}
-
-
 def evaluate(pools_doc: dict[str, Any], benchmark: Benchmark, candidate: dict[str, bool],
              control: dict[str, bool] | None, names: dict[str, str | None],
              pools: tuple[str, ...] = POOLS) -> dict[str, Any]:
@@ -102,11 +80,11 @@ def evaluate(pools_doc: dict[str, Any], benchmark: Benchmark, candidate: dict[st
 
 def _row(pool: str, label: str, r: dict[str, Any]) -> list[Any]:
     (_, b), (c, _) = r["table"]
-    lo, hi = r["gain_ci95"]
+    ci = r["gain_ci95"]
+    shown = f"[{100 * ci[0]:+.2f}, {100 * ci[1]:+.2f}]" if ci else "n/a (exact p)"
     return [pool, label, r["n"], f"{r['reference_accuracy']:.4f}",
             f"{r['candidate_accuracy']:.4f}", f"{100 * r['gain']:+.2f}", f"{c}/{b}",
-            _p(r["p_exact"]), _p(r["p_mid"]), _p(r["p_cluster"]),
-            f"[{100 * lo:+.2f}, {100 * hi:+.2f}]"]
+            _p(r["p_exact"]), _p(r["p_mid"]), _p(r["p_cluster"]), shown]
 
 
 def _p(value: float) -> str:
@@ -120,6 +98,8 @@ HEADER = ["pool", "comparison", "n", "ref acc", "cand acc", "gain pp", "fixed/br
 def rows_of(report: dict[str, Any]) -> list[list[Any]]:
     rows = []
     for pool, entry in report["pools"].items():
+        if "vs_baseline" not in entry:  # not compared (see its note)
+            continue
         rows.append(_row(pool, "candidate vs baseline", entry["vs_baseline"]))
         if "vs_control" in entry:
             rows.append(_row(pool, "control vs baseline", entry["control_vs_baseline"]))
@@ -147,23 +127,75 @@ def text(report: dict[str, Any]) -> str:
 
 
 def compare_runs(ctx: Context, candidate: str, control: str | None,
-                 pools: tuple[str, ...] = POOLS) -> dict[str, Any]:
-    """The report of ``candidate`` (and ``control``) on the config's frozen split."""
+                 pools: tuple[str, ...] = POOLS, control_where: str = "--control",
+                 skip_incomplete: bool = False) -> dict[str, Any]:
+    """The report of ``candidate`` (and ``control``) on the config's frozen split. With
+    ``skip_incomplete`` a pool the runs did not fully answer gets a note instead of an error
+    (the asset: a candidate needs predictions only for the pools it is compared on)."""
     from split_assets.data.benchmark import load_benchmark
+    from split_assets.data.harness import predictions_digest
 
     loaded = ctx.loaded
     vs = loaded.config.video_split
-    for run, role in ((candidate, "candidate"), (control, "control")):
+    for run, role, where in ((candidate, "candidate", "--candidate"),
+                             (control, "control", control_where)):
         if run is not None and run == vs.baseline_run_id:
-            raise UserError(f"the {role} run is the baseline itself ({run!r})", f"--{role}",
+            raise UserError(f"the {role} run is the baseline itself ({run!r})", where,
                             "pass another run (a control is a fresh re-run of the baseline)")
+    if control is not None and control == candidate:
+        raise UserError(f"the control run is the candidate itself ({control!r})", control_where,
+                        "a control is a fresh re-run of the baseline agent, not the candidate")
     doc = load_pools(ctx.out_dir, loaded.path)
     benchmark = load_benchmark(loaded.paths.questions_dir, vs.difficulty_field)
-    questions = {pool: sorted(doc["pools"][pool]) for pool in pools}
     db = loaded.paths.harness_db
-    cand = run_correctness(db, candidate, benchmark, vs.infra_stop_reasons, questions,
-                           "candidate")
-    ctrl = (run_correctness(db, control, benchmark, vs.infra_stop_reasons, questions, "control")
+    manifest = json.loads((ctx.out_dir / "split_manifest.json").read_bytes())
+    baseline = canonical_predictions(db, vs.baseline_run_id, benchmark, vs.infra_stop_reasons,
+                                     vs.missing_predictions)
+    if predictions_digest(baseline) != manifest["input_digests"]["baseline_predictions"]:
+        raise UserError(f"the baseline run {vs.baseline_run_id!r} changed since the split was "
+                        "frozen", str(ctx.out_dir / "split_manifest.json"),
+                        f"freeze it again: split-assets run --config {loaded.path} (move the "
+                        "old split folder away first)")
+    notes: dict[str, str] = {}
+    runs = [(candidate, "candidate")] + ([(control, "control")] if control is not None else [])
+    answered = {run: _answered(db, run, role, benchmark, vs.infra_stop_reasons)
+                for run, role in runs}
+    chosen = []
+    for pool in pools:
+        ids = sorted(doc["pools"][pool])
+        for run, role in runs:
+            missing = [q for q in ids if answered[run][q] is None]
+            if not missing:
+                continue
+            text = (f"{role} run {run!r} has no prediction for {len(missing)} of {len(ids)} "
+                    f"{pool} questions (e.g. {', '.join(missing[:5])})")
+            if not skip_incomplete:
+                raise InputError(text, f"harness db run {run!r}",
+                                 "import its predictions for the whole pool, or compare only "
+                                 "the pools it answered (--pool)")
+            notes[pool] = f"not compared: {text}"
+            break
+        else:
+            chosen.append(pool)
+    cand = {q: bool(v) for q, v in answered[candidate].items() if v is not None}
+    ctrl = ({q: bool(v) for q, v in answered[control].items() if v is not None}
             if control is not None else None)
-    return evaluate(doc, benchmark, cand, ctrl, {"candidate": candidate, "control": control},
-                    pools)
+    report = evaluate(doc, benchmark, cand, ctrl, {"candidate": candidate, "control": control},
+                      tuple(chosen))
+    for pool, note in notes.items():
+        report["pools"][pool] = {"note": note}
+    report["pools"] = {pool: report["pools"][pool] for pool in pools}
+    return report
+
+
+def _answered(db: Path, run_id: str, role: str, benchmark: Benchmark,
+              infra_stop_reasons: list[str]) -> dict[str, bool | None]:
+    """question_id -> correct, None where the run has no prediction (INFRA counts wrong)."""
+    present = run_ids(db)
+    if run_id not in present:
+        raise InputError(f"{role} run {run_id!r} not in the harness database (runs present: "
+                         f"{', '.join(present) or 'none'})", f"--{role} / evaluation",
+                         "import it: split-assets import predictions --jsonl FILE --run-id "
+                         f"{run_id} --workspace DIR")
+    return {p.question_id: None if p.missing else p.correct
+            for p in canonical_predictions(db, run_id, benchmark, infra_stop_reasons, "infra")}
