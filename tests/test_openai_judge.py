@@ -280,3 +280,15 @@ def test_full_run_through_dagster_with_openai_judge(openai_config: Path, server:
     assert meta["calls"].value == meta["diagnosed_now"].value > 0
     assert meta["reported_models"].value == ["fake-model-1"]
     assert "sk-test-secret-123" not in out + err
+
+
+def test_tls_context_is_built_once_and_verifies_certificates() -> None:
+    """The judge builds the client's TLS context in the background, once per process; it is
+    the client's own secure default (certificates and host names verified)."""
+    import ssl
+
+    from split_assets.judge.governed import tls_context
+
+    context = tls_context().result(timeout=30)
+    assert context.verify_mode == ssl.CERT_REQUIRED and context.check_hostname
+    assert tls_context() is tls_context()

@@ -13,13 +13,17 @@ import asyncio
 import json
 import os
 import random
+import ssl
+import threading
 import time
 from collections.abc import Awaitable, Callable
+from concurrent.futures import Future
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 from typing import Any
 
 import aiohttp
+import httpx2  # the openai client's HTTP layer: its TLS defaults are used as they are
 import openai
 import orjson
 from openai import AsyncStream
@@ -148,6 +152,32 @@ def _retry_after(exc: Exception) -> float | None:
             return None
 
 
+_TLS: dict[tuple[str | None, str | None], Future[ssl.SSLContext]] = {}
+_TLS_LOCK = threading.Lock()
+
+
+def tls_context() -> Future[ssl.SSLContext]:
+    """The client's default TLS context (CA bundle; SSL_CERT_FILE / SSL_CERT_DIR honoured, as
+    the client would), built once per process in a background thread: reading the CA bundle
+    takes ~50 ms, which then overlaps with loading the inputs instead of delaying the first
+    call. Call it early (the judge does, when it is built); ``.result()`` waits for it."""
+    key = (os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR"))
+    with _TLS_LOCK:
+        future = _TLS.get(key)
+        if future is None:
+            future = _TLS[key] = Future()
+            threading.Thread(target=_build_tls, args=(future,), daemon=True,
+                             name="split-assets-tls").start()
+    return future
+
+
+def _build_tls(future: Future[ssl.SSLContext]) -> None:
+    try:
+        future.set_result(httpx2.create_ssl_context(verify=True, trust_env=True))
+    except BaseException as exc:  # noqa: BLE001 - handed to whoever waits for it
+        future.set_exception(exc)
+
+
 class GovernedClient:
     """Chat completions under the governance of ``diag.openai``."""
 
@@ -164,7 +194,8 @@ class GovernedClient:
         self._rng = random.Random(seed)
         self._client = openai.AsyncOpenAI(max_retries=0, timeout=settings.timeout_s,
                                           http_client=openai.DefaultAioHttpClient(
-                                              timeout=settings.timeout_s))
+                                              timeout=settings.timeout_s,
+                                              verify=tls_context().result()))
         self._fatal: UserError | None = None  # a 401/403/404 stops every call that follows
         # diag.concurrency: requests in flight at once (held per attempt, not while backing off)
         self._slots = asyncio.Semaphore(concurrency)

@@ -13,7 +13,7 @@ from pydantic import ValidationError
 from split_assets.config import DiagConfig
 from split_assets.data.signals import SignalStore
 from split_assets.judge.base import Diagnosis, JudgeCase, JudgeOutcome
-from split_assets.judge.governed import CallFailed, GovernedClient, Reply
+from split_assets.judge.governed import CallFailed, GovernedClient, Reply, tls_context
 from split_assets.judge.render import render_messages, templates_for
 
 _FENCE = re.compile(r"^```(?:json)?\s*|\s*```$", re.MULTILINE)
@@ -49,6 +49,7 @@ class OpenAIJudge:
         self.context = diag.context
         self._client: GovernedClient | None = None
         self._templates: dict[str, str] = {}
+        tls_context()  # built in the background while the inputs load
 
     def settings(self) -> dict[str, Any]:
         return self.diag.openai.fingerprinted()
