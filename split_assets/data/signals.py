@@ -8,9 +8,11 @@ loses a finished diagnosis.
 from __future__ import annotations
 
 import sqlite3
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass, fields
 from datetime import UTC, datetime
+from operator import attrgetter
 from pathlib import Path
 
 SCHEMA = """
@@ -91,9 +93,21 @@ _UPSERT = (f"INSERT INTO signals ({', '.join(_COLUMNS)}) VALUES "
            f"DO UPDATE SET {_UPDATE}")
 
 
+_NOW: tuple[int, str] = (-1, "")
+
+
+_READ = attrgetter(*_COLUMNS)
+_CREATED, _DEGRADED, _INFRA = (_COLUMNS.index(c) for c in ("created_at", "degraded", "infra"))
+
+
 def utc_now() -> str:
-    """Current UTC time, second precision, ISO 8601 with Z."""
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    """Current UTC time, second precision, ISO 8601 with Z (formatted once per second: it
+    stamps several rows of every diagnosis)."""
+    global _NOW
+    second = int(time.time())
+    if _NOW[0] != second:
+        _NOW = (second, datetime.fromtimestamp(second, UTC).strftime("%Y-%m-%dT%H:%M:%SZ"))
+    return _NOW[1]
 
 
 class SignalStore:
@@ -126,11 +140,11 @@ class SignalStore:
         """Insert or update rows in one transaction; returns how many were written."""
         values = []
         for row in rows:  # rows are flat: a shallow read, not dataclasses.asdict's deep copy
-            record = {c: getattr(row, c) for c in _COLUMNS}
-            record["created_at"] = record["created_at"] or utc_now()
-            record["degraded"] = int(record["degraded"])
-            record["infra"] = int(record["infra"])
-            values.append(tuple(record[c] for c in _COLUMNS))
+            record = list(_READ(row))
+            record[_CREATED] = record[_CREATED] or utc_now()
+            record[_DEGRADED] = int(record[_DEGRADED])
+            record[_INFRA] = int(record[_INFRA])
+            values.append(record)
         with self._conn:
             self._conn.executemany(_UPSERT, values)
         return len(values)

@@ -10,7 +10,6 @@ cache keyed by the exact request; a telemetry row per attempt.
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import random
 import ssl
@@ -223,13 +222,13 @@ class GovernedClient:
             record = {"text": reply.text, "prompt_tokens": reply.prompt_tokens,
                       "completion_tokens": reply.completion_tokens,
                       "reported_model": reply.reported_model}
-            self.store.cache_put(key, json.dumps(record))
+            self.store.cache_put(key, orjson.dumps(record).decode())
 
     async def complete(self, request: Prepared, question_id: str) -> Reply:
         """One logical call: from the cache, or through the retry loop."""
         cached = self.store.cache_get(request.key)
         if cached is not None:
-            reply = Reply(**json.loads(cached), cache_hit=True)
+            reply = Reply(**orjson.loads(cached), cache_hit=True)
             self.store.record_call(self.fingerprint, question_id, 0, "cache_hit", 0.0,
                                    cache_hit=True, reported_model=reply.reported_model)
             return reply

@@ -3,11 +3,11 @@ wrong answer (see ``render.py``), output validated by pydantic, one repair call 
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any
 
+import orjson
 from pydantic import ValidationError
 
 from split_assets.config import DiagConfig
@@ -28,8 +28,8 @@ def parse_diagnosis(text: str) -> Diagnosis:
     if start < 0 or end <= start:
         raise ValueError("no JSON object found")
     try:
-        data = json.loads(body[start:end + 1])
-    except json.JSONDecodeError as exc:
+        data = orjson.loads(body[start:end + 1])
+    except orjson.JSONDecodeError as exc:
         raise ValueError(f"invalid JSON ({exc.msg})") from None
     try:
         return Diagnosis.model_validate(data)
