@@ -302,10 +302,14 @@ async def _diagnose_all(ctx: Context, source: CaseSource, todo: list[CanonicalPr
                                    report))
 
     tick = asyncio.create_task(ticker())
+    tasks: list[asyncio.Task[None]] = []
     try:
-        workers = min(len(todo), 2 * ctx.loaded.config.diag.concurrency)
-        results = await asyncio.gather(*(worker() for _ in range(workers)),
-                                       return_exceptions=True)
+        for _ in range(min(len(todo), 2 * ctx.loaded.config.diag.concurrency)):
+            tasks.append(asyncio.create_task(worker()))
+            # one loop turn per worker started: its request reaches the socket before the next
+            # worker renders (else the first wave waits for every worker's first prompt)
+            await asyncio.sleep(0)
+        results = await asyncio.gather(*tasks, return_exceptions=True)
     finally:
         tick.cancel()
         await ctx.judge.aclose()

@@ -275,6 +275,9 @@ class GovernedClient:
                 status = "connection_error"
             else:
                 latency = (time.monotonic() - started) * 1000
+                # the slot is free: let the question waiting for it send its request before
+                # this one is parsed and stored (a slot idles for none of that work)
+                await asyncio.sleep(0)
                 self.breaker.success()
                 self.store.record_call(self.fingerprint, question_id, attempt, "ok", latency,
                                        reply.prompt_tokens, reply.completion_tokens, False,
