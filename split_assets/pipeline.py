@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import difflib
 import gc
-import os
 import sqlite3
 import time
 from collections import Counter
@@ -28,7 +27,13 @@ from split_assets.data.harness import (
     run_ids,
 )
 from split_assets.data.signals import SignalRow, SignalStore
-from split_assets.data.store import VideoTree, load_skills, load_tree, skills_digest
+from split_assets.data.store import (
+    VideoTree,
+    first_missing_tree,
+    load_skills,
+    load_tree,
+    skills_digest,
+)
 from split_assets.errors import ConfigError, InputError, UserError
 from split_assets.fingerprint import Fingerprint, compute_fingerprint
 from split_assets.judge import Judge, JudgeCase, JudgeOutcome, build_judge
@@ -151,10 +156,9 @@ class CaseSource:
                              "harness db traces",
                              "record the traces, or use diag.context: answer_only")
         self.skills = load_skills(paths.store_dir, ctx.loaded.config.diag.skills_version)
-        videos = os.path.join(paths.store_dir, "videos")  # os.path: 10x cheaper than pathlib
-        for video_id in sorted({p.video_id for p in preds}):
-            if not os.path.isfile(os.path.join(videos, video_id, "tree.json")):
-                load_tree(paths.store_dir, video_id)  # raises the missing-tree error
+        missing = first_missing_tree(paths.store_dir, sorted({p.video_id for p in preds}))
+        if missing is not None:
+            load_tree(paths.store_dir, missing)  # raises the missing-tree error
 
     def case(self, p: CanonicalPrediction) -> JudgeCase:
         question = self.benchmark.by_id[p.question_id]

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -40,6 +42,14 @@ class VideoTree:
 
 def tree_path(store_dir: Path, video_id: str) -> Path:
     return store_dir / "videos" / video_id / "tree.json"
+
+
+def first_missing_tree(store_dir: Path, video_ids: Iterable[str]) -> str | None:
+    """The first of ``video_ids`` without a tree file, if any (os.path: checking a thousand
+    trees through pathlib costs more than the check itself)."""
+    videos = os.path.join(store_dir, "videos")
+    return next((v for v in video_ids
+                 if not os.path.isfile(os.path.join(videos, v, "tree.json"))), None)
 
 
 def load_tree(store_dir: Path, video_id: str) -> VideoTree:

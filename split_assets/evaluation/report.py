@@ -20,8 +20,8 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from split_assets.data.benchmark import Benchmark
-from split_assets.data.harness import canonical_predictions, run_ids
+from split_assets.data.benchmark import Benchmark, load_benchmark
+from split_assets.data.harness import canonical_predictions, predictions_digest, run_ids
 from split_assets.errors import InputError, UserError
 from split_assets.evaluation.mcnemar import compare
 from split_assets.lib.canonical import sha256_hex
@@ -132,9 +132,6 @@ def compare_runs(ctx: Context, candidate: str, control: str | None,
     """The report of ``candidate`` (and ``control``) on the config's frozen split. With
     ``skip_incomplete`` a pool the runs did not fully answer gets a note instead of an error
     (the asset: a candidate needs predictions only for the pools it is compared on)."""
-    from split_assets.data.benchmark import load_benchmark
-    from split_assets.data.harness import predictions_digest
-
     loaded = ctx.loaded
     vs = loaded.config.video_split
     for run, role, where in ((candidate, "candidate", "--candidate"),
