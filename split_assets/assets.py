@@ -1,5 +1,6 @@
-"""The five assets: thin shells that load through the resource, call the core, and report
-metadata to the Dagster UI."""
+"""The assets: thin shells that load through the resource, call the core, and report metadata
+to the Dagster UI. Expected errors leave each as a ``dagster.Failure`` with one line
+(``failures.fails_cleanly``)."""
 
 
 import statistics
@@ -9,6 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from dagster import (
+    AssetCheckEvaluation,
+    AssetCheckSeverity,
     AssetExecutionContext,
     MaterializeResult,
     MetadataValue,
@@ -19,20 +22,32 @@ from dagster import (
 from split_assets import pipeline
 from split_assets.data.harness import CanonicalPrediction
 from split_assets.data.signals import SignalStore, utc_now
+from split_assets.errors import ConfigError, RunFailure, SplitAssetsError
 from split_assets.evaluation.power import pool_power
 from split_assets.evaluation.report import compare_runs
 from split_assets.evaluation.report import markdown as evaluation_markdown
+from split_assets.failures import as_failure, fails_cleanly
 from split_assets.lib.canonical import atomic_write_bytes, canonical_bytes
+from split_assets.lib.failpoints import failpoint
 from split_assets.partitions import diag_fingerprint_partitions
-from split_assets.resources import GENERATED_AT_TAG, SplitConfigResource
+from split_assets.resources import (
+    ALLOW_DEGRADED_TAG,
+    GENERATED_AT_TAG,
+    NO_WAIT_TAG,
+    SplitConfigResource,
+    int_tag,
+)
 from split_assets.split.freeze import (
+    MANIFEST_FILE,
     POOLS,
+    POOLS_FILE,
     FrozenSplit,
     build_pools,
     manifest,
     pool_questions,
     write_frozen,
 )
+from split_assets.split.invariants import verify as verify_invariants
 from split_assets.split.problem import SplitProblem
 from split_assets.split.selection import Selection, select_trainval
 from split_assets.split.stats import (
@@ -42,7 +57,7 @@ from split_assets.split.stats import (
     t2_by_type,
     tier_counts,
 )
-from split_assets.split.validation import draw_validation
+from split_assets.split.validation import draw_validation, max_validation_wrong
 
 GROUP = "video_split"
 
@@ -60,6 +75,7 @@ def _accuracy_table(preds: list[CanonicalPrediction], attr: str) -> str:
 @asset(partitions_def=diag_fingerprint_partitions, group_name=GROUP,
        description="One canonical prediction per question of the baseline run: the greatest "
                    "(attempt, created_at), its option letter (Video-MME's extraction), correct.")
+@fails_cleanly
 def canonical_predictions(context: AssetExecutionContext,
                           split_config: SplitConfigResource) -> Output[list[CanonicalPrediction]]:
     ctx = split_config.context_for(context.partition_key)
@@ -81,12 +97,14 @@ def canonical_predictions(context: AssetExecutionContext,
 @asset(partitions_def=diag_fingerprint_partitions, group_name=GROUP,
        description="A T0 signal row for every wrong INFRA answer (execution failure, empty or "
                    "unextractable prediction); upserted, so re-materializing changes nothing.")
+@fails_cleanly
 def infra_t0_signals(context: AssetExecutionContext, split_config: SplitConfigResource,
                      canonical_predictions: list[CanonicalPrediction]) -> MaterializeResult:
     ctx = split_config.context_for(context.partition_key)
     rows = pipeline.infra_rows(canonical_predictions, ctx)
     with SignalStore(ctx.loaded.paths.signals_db) as store:
         store.upsert_many(rows)
+    failpoint("infra.upserted")
     causes = Counter(r.rationale for r in rows)
     return MaterializeResult(metadata={
         "count": len(rows),
@@ -97,19 +115,36 @@ def infra_t0_signals(context: AssetExecutionContext, split_config: SplitConfigRe
 @asset(partitions_def=diag_fingerprint_partitions, group_name=GROUP,
        description="Diagnoses every wrong non-INFRA answer not yet done (or degraded) for this "
                    "(run, fingerprint), committing each row as it completes.")
+@fails_cleanly
 def diagnosis_signals(context: AssetExecutionContext, split_config: SplitConfigResource,
                       canonical_predictions: list[CanonicalPrediction]) -> MaterializeResult:
     ctx = split_config.context_for(context.partition_key)
     benchmark, _ = pipeline.load_inputs(ctx)
+    allowed = int_tag(context.run.tags, ALLOW_DEGRADED_TAG, 0)
     with SignalStore(ctx.loaded.paths.signals_db) as store:
+        # counts alone can show the split is impossible: say so before paying for a diagnosis
+        pipeline.check_before_diagnosis(ctx, benchmark, canonical_predictions, store)
         report = pipeline.diagnose(ctx, benchmark, canonical_predictions, store,
-                                   progress=context.log.info)
+                                   progress=context.log.info,
+                                   wait=context.run.tags.get(NO_WAIT_TAG) != "1")
         rows = [r for r in store.rows(ctx.run_id, ctx.fingerprint.key) if not r.infra]
         models = store.reported_models(ctx.fingerprint.key)
         call_statuses = store.call_statuses(ctx.fingerprint.key)
+        latency = store.latency_by_status(ctx.fingerprint.key)
     if len(models) > 1:
         context.log.warning(f"the endpoint reported {len(models)} different models within "
                             f"{ctx.fingerprint.key}: {', '.join(models)}")
+    if len(report.still_degraded) > allowed:
+        stuck = report.still_degraded
+        raise as_failure(RunFailure(
+            f"{len(stuck)} diagnosis(es) stayed degraded after a second pass (e.g. "
+            f"{', '.join(stuck[:5])}); the split was not frozen", ctx.fingerprint.key,
+            "materialize again to retry them (finished diagnoses are kept and not paid "
+            f"twice), or accept them as not-T2 with --allow-degraded {len(stuck)} "
+            f"(run tag {ALLOW_DEGRADED_TAG})"),
+            degraded=len(stuck), allowed=allowed,
+            degraded_questions=MetadataValue.json(stuck[:100]),
+            calls=report.calls, diagnosed_now=report.diagnosed)
     lat = sorted(report.latencies_ms)
     errors = Counter(r.error_type or "(none)" for r in rows)
     context.log.info(f"diagnosed {report.diagnosed} new, {report.already_done} already done")
@@ -143,6 +178,10 @@ def diagnosis_signals(context: AssetExecutionContext, split_config: SplitConfigR
         "wall_s": MetadataValue.float(round(report.wall_s, 3)),
         "reported_models": MetadataValue.json(models),
         "call_statuses": MetadataValue.json(call_statuses),
+        "latency_by_status": MetadataValue.json(latency),
+        "retried_degraded": report.retried_degraded,
+        "by_other_runs": report.by_other_runs,
+        "allowed_degraded": allowed,
     })
 
 
@@ -161,6 +200,7 @@ class SelectionResult:
        deps=[infra_t0_signals, diagnosis_signals],
        description="Picks exactly n_trainval trainval videos: floor_k T2 met, the test pool "
                    "within epsilon of the global mix and as close to it as the integers allow.")
+@fails_cleanly
 def trainval_selection(context: AssetExecutionContext, split_config: SplitConfigResource,
                        canonical_predictions: list[CanonicalPrediction]) -> Output[SelectionResult]:
     ctx = split_config.context_for(context.partition_key)
@@ -169,6 +209,7 @@ def trainval_selection(context: AssetExecutionContext, split_config: SplitConfig
     benchmark, _ = pipeline.load_inputs(ctx)
     problem = pipeline.split_problem(ctx, canonical_predictions, rows, benchmark)
     selection = select_trainval(problem)
+    failpoint("selection.done")
     digests = pipeline.input_digests(ctx, benchmark, canonical_predictions, rows)
     trainval_qs = [q for v in selection.trainval for q in problem.videos[v]]
     test_qs = [q for v in selection.test for q in problem.videos[v]]
@@ -216,6 +257,7 @@ class FrozenResult:
 @asset(partitions_def=diag_fingerprint_partitions, group_name=GROUP,
        description="Splits trainval into train/validation and writes pools.json and "
                    "split_manifest.json atomically under out_dir/<fingerprint>/<split_id>/.")
+@fails_cleanly
 def frozen_pools(context: AssetExecutionContext, split_config: SplitConfigResource,
                  trainval_selection: SelectionResult) -> Output[FrozenResult]:
     ctx = split_config.context_for(context.partition_key)
@@ -225,6 +267,8 @@ def frozen_pools(context: AssetExecutionContext, split_config: SplitConfigResour
                                       ctx.fingerprint.key, ctx.split_id)
     generated_at = context.run.tags.get(GENERATED_AT_TAG) or utc_now()
     vs = ctx.loaded.config.video_split
+    allowed = int_tag(context.run.tags, ALLOW_DEGRADED_TAG, 0)
+    degraded = sorted(q.question_id for q in problem.questions if q.degraded)
     power = pool_power(problem, frozen.videos, trainval_selection.reference_wrong,
                        ctx.loaded.config.evaluation.discordance, trainval_selection.control)
     doc = manifest(problem, frozen, generated_at=generated_at, split=ctx.split_id,
@@ -232,13 +276,17 @@ def frozen_pools(context: AssetExecutionContext, split_config: SplitConfigResour
                    fingerprint_components=ctx.fingerprint.components,
                    config_snapshot=pipeline.config_snapshot(ctx),
                    input_digests=trainval_selection.input_digests,
-                   val_wrong_min=vs.val_wrong_min, power=power)
+                   val_wrong_min=vs.val_wrong_min, power=power,
+                   degraded={"allowed": allowed, "question_ids": degraded})
+    # the checks' conditions, in memory, before anything is written: a split that would fail
+    # one is never frozen (the checks re-read the files on disk independently afterwards)
+    _refuse_invalid(context, problem, frozen, degraded, allowed, vs.val_wrong_min)
     write_frozen(ctx.out_dir, frozen, doc)
     by_pool = pool_questions(problem, frozen)
     counts = [[name, len(frozen.videos[name]), len(by_pool[name]),
                sum(not q.correct for q in by_pool[name])] for name in POOLS]
     tiers = {name: tier_counts(by_pool[name]) for name in POOLS}
-    pools_path, manifest_path = ctx.out_dir / "pools.json", ctx.out_dir / "split_manifest.json"
+    pools_path, manifest_path = ctx.out_dir / POOLS_FILE, ctx.out_dir / MANIFEST_FILE
     return Output(FrozenResult(problem, pools_path, manifest_path, frozen.sha256,
                                vs.val_wrong_min, power), metadata={
         "pools_sha256": frozen.sha256,
@@ -251,8 +299,45 @@ def frozen_pools(context: AssetExecutionContext, split_config: SplitConfigResour
         "tier_counts": MetadataValue.json(tiers),
         "validation_wrong": doc["validation_wrong"],
         "baseline_accuracy": MetadataValue.json(doc["baseline_accuracy"]),
+        "degraded_frozen": len(degraded),
         "generated_at": generated_at,
     })
+
+
+def _refuse_invalid(context: AssetExecutionContext, problem: SplitProblem,
+                    frozen: FrozenSplit, degraded: list[str], allowed: int,
+                    val_wrong_min: int) -> None:
+    """Evaluate the checks' conditions on the split in memory; a failing one is recorded as
+    that check failing and stops the freeze (nothing is written)."""
+    failures: list[tuple[str, str, SplitAssetsError]] = []
+    for result in verify_invariants(problem, frozen.data, frozen.sha256):
+        if not result.passed:
+            failures.append((result.name, result.detail, RunFailure(
+                f"check {result.name} would fail: {result.detail}", "frozen_pools",
+                "nothing was frozen; report this as a bug with the run's logs")))
+    val_wrong = sum(not q.correct for v in frozen.videos["validation"]
+                    for q in problem.videos[v])
+    if val_wrong < val_wrong_min:
+        reachable = max_validation_wrong(problem, tuple(frozen.videos["train"]
+                                                        + frozen.videos["validation"]))
+        detail = (f"validation holds {val_wrong} baseline-wrong questions, need {val_wrong_min}"
+                  f" (at most {reachable} with {len(frozen.videos['validation'])} validation "
+                  "videos)")
+        failures.append(("mcnemar_power", detail, ConfigError(
+            f"val_wrong_min cannot be met: {detail}", "video_split.val_wrong_min",
+            "raise val_ratio or n_trainval, or lower val_wrong_min; nothing was frozen")))
+    if len(degraded) > allowed:
+        failures.append(("", "", RunFailure(
+            f"{len(degraded)} degraded diagnosis(es) in the split (e.g. {', '.join(degraded[:5])})",
+            "frozen_pools", f"materialize diagnosis_signals again to retry them, or allow them "
+                            f"with --allow-degraded {len(degraded)}")))
+    for check, detail, _ in failures:
+        if check:
+            context.log_event(AssetCheckEvaluation(
+                asset_key=context.asset_key, check_name=check, passed=False,
+                severity=AssetCheckSeverity.ERROR, description=f"{detail} (nothing was frozen)"))
+    if failures:
+        raise failures[0][2]
 
 
 @asset(partitions_def=diag_fingerprint_partitions, group_name=GROUP, deps=[frozen_pools],
@@ -260,6 +345,7 @@ def frozen_pools(context: AssetExecutionContext, split_config: SplitConfigResour
                    "validation and test pools: 2x2 tables, exact and mid-p McNemar, the "
                    "cluster-adjusted test, and the gain net of evaluation.control_run. "
                    "Writes evaluation.json beside pools.json.")
+@fails_cleanly
 def candidate_evaluation(context: AssetExecutionContext,
                          split_config: SplitConfigResource) -> Output[dict[str, Any]]:
     ctx = split_config.context_for(context.partition_key)

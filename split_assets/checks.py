@@ -17,6 +17,8 @@ from dagster import (
 from split_assets import pipeline
 from split_assets.assets import FrozenResult, frozen_pools
 from split_assets.data.signals import SignalStore
+from split_assets.failures import fails_cleanly
+from split_assets.lib.failpoints import failpoint
 from split_assets.resources import SplitConfigResource
 from split_assets.split.invariants import INVARIANTS, verify
 from split_assets.split.validation import max_validation_wrong
@@ -36,11 +38,14 @@ _DESCRIPTIONS = {
                           description=_DESCRIPTIONS[name]) for name in INVARIANTS],
     description="The six invariants of a frozen split, read back from pools.json.",
 )
+@fails_cleanly
 def split_invariants(context: AssetCheckExecutionContext,
                      split_config: SplitConfigResource) -> Iterator[AssetCheckResult]:
+    failpoint("checks.start")
     frozen_pools = _frozen(context, split_config)
     expected = json.loads(frozen_pools.manifest_path.read_bytes())["pools_sha256"]
-    for result in verify(frozen_pools.problem, frozen_pools.pools_path, expected):
+    data = frozen_pools.pools_path.read_bytes()
+    for result in verify(frozen_pools.problem, data, expected):
         yield AssetCheckResult(check_name=result.name, asset_key=frozen_pools_key(),
                                passed=result.passed, severity=AssetCheckSeverity.ERROR,
                                description=result.detail, metadata=_flat(result.figures))
@@ -49,6 +54,7 @@ def split_invariants(context: AssetCheckExecutionContext,
 @asset_check(asset=frozen_pools, blocking=True,
              description="Validation holds at least val_wrong_min baseline-wrong questions, so a "
                          "McNemar test between baseline and candidate has power.")
+@fails_cleanly
 def mcnemar_power(context: AssetCheckExecutionContext,
                   split_config: SplitConfigResource) -> AssetCheckResult:
     frozen_pools = _frozen(context, split_config)

@@ -1,6 +1,7 @@
-"""``split-assets``: run, fingerprint, verify, demo. Expected errors are one line on stderr
-(``error: <what> (<where>): <how to fix>``) with exit 2 for what the user must fix and exit 1
-for a run that failed otherwise."""
+"""``split-assets``: run, fingerprint, verify, import, compare, export-signals, demo. Expected
+errors are one line on stderr (``error: <what> (<where>): <how to fix>``) with exit 2 for what
+the user must fix (config, input, environment), exit 1 for a run that failed otherwise, and 130
+for Ctrl-C."""
 
 from __future__ import annotations
 
@@ -14,7 +15,15 @@ from pathlib import Path
 from typing import Any
 
 from split_assets.config import load_config
-from split_assets.errors import RunFailure, SplitAssetsError, UserError
+from split_assets.errors import (
+    Interrupted,
+    ReportedError,
+    RunFailure,
+    SplitAssetsError,
+    UserError,
+    environment_error,
+)
+from split_assets.lib.failpoints import failpoint
 
 DEFAULT_DEMO_DIR = "demo-workspace"
 
@@ -35,9 +44,29 @@ def _check_generated_at(value: str | None) -> str | None:
 
 
 def _failure_of(result: Any) -> SplitAssetsError:
-    """The error that failed a Dagster run, mapped back to our error classes."""
-    user_classes = {cls.__name__ for cls in _subclasses(UserError)} | {"UserError"}
-    run_classes = {cls.__name__ for cls in _subclasses(RunFailure)} | {"RunFailure"}
+    """The error that failed a Dagster run: the step's one-line failure description (with its
+    exit code) for an expected error, else the root cause of the exception."""
+    for event in result.all_events:
+        if event.event_type_value != "STEP_FAILURE":
+            continue
+        data = event.step_failure_data
+        user = data.user_failure_data
+        if user is not None and user.description:
+            code = user.metadata.get("exit_code")
+            value = getattr(code, "value", code)
+            return ReportedError(user.description, int(value) if value is not None else 1)
+        error = data.error
+        root = error
+        while error is not None:
+            if error.cls_name in ("KeyboardInterrupt", "DagsterExecutionInterruptedError"):
+                return _interrupted()
+            root = error
+            error = error.cause
+        top = root or data.error
+        message = top.message.strip().splitlines()[0] if top and top.message else ""
+        return RunFailure(f"step {event.step_key} failed: {message}", "dagster run",
+                          "unexpected: the run's logs (make ui) have the stack trace; report "
+                          "it as a bug")
     for event in result.all_events:
         if event.event_type_value == "ASSET_CHECK_EVALUATION":
             evaluation = event.event_specific_data
@@ -46,77 +75,70 @@ def _failure_of(result: Any) -> SplitAssetsError:
                 return RunFailure(f"check {evaluation.check_name} failed: {desc}",
                                   evaluation.asset_key.to_user_string(),
                                   "see the check's metadata in the Dagster UI (make ui)")
-    for event in result.all_events:
-        if event.event_type_value != "STEP_FAILURE":
-            continue
-        error = event.step_failure_data.error
-        while error is not None:
-            if error.cls_name in user_classes | run_classes:
-                text = error.message.split(": ", 1)[-1].strip()
-                return UserError(text) if error.cls_name in user_classes else RunFailure(text)
-            error = error.cause
-        top = event.step_failure_data.error
-        return RunFailure(f"step {event.step_key} failed: {top.cls_name}: "
-                          f"{top.message.strip().splitlines()[0] if top.message else ''}",
-                          "dagster run", "see the run's logs above or in the Dagster UI")
     return RunFailure("the Dagster run failed", "dagster run", "see the logs above")
 
 
-def _subclasses(cls: type) -> list[type]:
-    out = []
-    for sub in cls.__subclasses__():
-        out.append(sub)
-        out.extend(_subclasses(sub))
-    return out
+def _interrupted() -> Interrupted:
+    return Interrupted("interrupted", "Ctrl-C", "finished diagnoses are kept; run the same "
+                                                "command again to resume without paying twice")
 
 
-def run(config: Path | None, dry_run: bool = False, generated_at: str | None = None) -> int:
+def run(config: Path | None, dry_run: bool = False, generated_at: str | None = None,
+        allow_degraded: int = 0, no_wait: bool = False) -> int:
     """Validate, register the fingerprint partition and materialize every asset and check."""
     from split_assets import pipeline
+    from split_assets.data.signals import SignalStore
 
     generated_at = _check_generated_at(generated_at)
+    if allow_degraded < 0:
+        raise UserError(f"--allow-degraded {allow_degraded} is negative", "--allow-degraded",
+                        "pass 0 or more")
     loaded = load_config(config)
     ctx = pipeline.make_context(loaded)
     benchmark, preds = pipeline.load_inputs(ctx)
     wrong = pipeline.wrong_to_diagnose(preds)
-    done = len(pipeline.done_ids(loaded.paths.signals_db, ctx.run_id, ctx.fingerprint.key))
-    todo = max(0, len(wrong) - done)
     cases = pipeline.build_cases(ctx, benchmark, wrong)  # fails early if context is missing
     if ctx.loaded.config.diag.judge == "openai":
         from split_assets.judge.governed import check_environment
 
         check_environment()
+    store = SignalStore.for_reading(loaded.paths.signals_db)
+    try:
+        # counts alone can show the split is impossible: say so before paying for anything
+        pipeline.check_before_diagnosis(ctx, benchmark, preds, store)
+        done_ids = store.done_question_ids(ctx.run_id, ctx.fingerprint.key)
+        if dry_run:
+            todo = [c for c in cases if c.question.question_id not in done_ids]
+            plan = pipeline.dry_run_estimate(ctx, todo, store)
+    finally:
+        store.close()
     if dry_run:
-        calls = todo * ctx.judge.estimated_calls_per_question()
-        tokens = 0
-        if calls:
-            from split_assets.judge.prompts import load_templates
-
-            templates = load_templates(loaded.paths.prompts_dir, ctx.judge.required_templates())
-            done_ids = pipeline.done_ids(loaded.paths.signals_db, ctx.run_id,
-                                         ctx.fingerprint.key)
-            tokens = sum(ctx.judge.estimated_tokens(c, templates) for c in cases
-                         if c.question.question_id not in done_ids)
         print(f"fingerprint={ctx.fingerprint.key}")
         print(f"split_id={ctx.split_id}")
         print(f"questions={len(preds)}")
         print(f"wrong={sum(not p.correct for p in preds)}")
         print(f"infra_t0={sum(p.infra and not p.correct for p in preds)}")
-        print(f"to_diagnose={todo}")
-        print(f"already_diagnosed={done}")
-        print(f"estimated_calls={calls}")
-        print(f"estimated_tokens={tokens}")
+        print(f"to_diagnose={len(todo)}")
+        print(f"already_diagnosed={len(wrong) - len(todo)}")
+        print(f"cached_answers={plan.cached}")
+        print(f"estimated_calls={plan.calls}")
+        print(f"estimated_tokens={plan.tokens}")
         print(f"out_dir={ctx.out_dir}")
         return 0
 
     from split_assets.definitions import SPLIT_JOB, make_definitions
     from split_assets.instance import get_instance, register_partition
-    from split_assets.resources import GENERATED_AT_TAG
+    from split_assets.resources import ALLOW_DEGRADED_TAG, GENERATED_AT_TAG, NO_WAIT_TAG
 
     instance = get_instance()
     register_partition(instance, ctx.fingerprint.key)
+    failpoint("run.registered")
     job = make_definitions(loaded.path).resolve_job_def(SPLIT_JOB)
     tags = {GENERATED_AT_TAG: generated_at} if generated_at else {}
+    if allow_degraded:
+        tags[ALLOW_DEGRADED_TAG] = str(allow_degraded)
+    if no_wait:
+        tags[NO_WAIT_TAG] = "1"
     run_config = {"loggers": {"console": {"config": {"log_level": "DEBUG"}}}}
     result = job.execute_in_process(run_config=run_config, instance=instance,
                                     partition_key=ctx.fingerprint.key, tags=tags,
@@ -163,10 +185,13 @@ def export_signals(pool: str, out: Path, config: Path | None) -> int:
         raise UserError(f"--pool {pool} refused: only the train pool's diagnoses may be "
                         "exported", "--pool", "the evolution loop must never read validation "
                                               "or test diagnoses; use --pool train")
+    if out.is_dir():
+        raise UserError(f"--out names a folder: {out}", "--out",
+                        "name the JSONL file to write, e.g. train_signals.jsonl")
     ctx = pipeline.make_context(load_config(config))
     doc = load_pools(ctx.out_dir, ctx.loaded.path)
     train = set(doc["pools"]["train"])
-    with SignalStore(ctx.loaded.paths.signals_db) as store:
+    with SignalStore(ctx.loaded.paths.signals_db, create=False) as store:
         rows = [r for r in store.rows(ctx.run_id, ctx.fingerprint.key) if r.question_id in train]
     lines = []
     for row in rows:
@@ -196,42 +221,61 @@ def fingerprint(config: Path | None, register: bool = False) -> int:
     return 0
 
 
-def verify(pools_json: Path, config: Path | None) -> int:
-    """Re-check the six invariants of a frozen pools.json."""
+def verify(pools_json: Path, config: Path | None, recompute: bool = False) -> int:
+    """Re-check a frozen pools.json against the config's inputs: the six invariants, the pool
+    sizes, each pool's videos and the recorded correctness; with ``recompute``, the selection is
+    run again and its bytes compared."""
     from split_assets import pipeline
     from split_assets.data.signals import SignalStore
+    from split_assets.split.freeze import MANIFEST_FILE
+    from split_assets.split.invariants import rederived
     from split_assets.split.invariants import verify as verify_invariants
 
     if not pools_json.is_file():
         raise UserError(f"pools file not found: {pools_json}", "POOLS_JSON",
                         "pass the pools.json printed by 'split-assets run'")
+    data = pools_json.read_bytes()
     try:
-        doc = json.loads(pools_json.read_bytes())
+        doc = json.loads(data.decode("utf-8"))
         fp, run_id = doc["diag_fingerprint"], doc["baseline_run_id"]
-    except (json.JSONDecodeError, KeyError, TypeError):
+        for key in ("pools", "videos", "correctness"):
+            if not isinstance(doc[key], dict):
+                raise TypeError(key)
+    except (UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError):
         raise UserError("not a pools.json written by split-assets", str(pools_json),
                         "pass the pools.json printed by 'split-assets run'") from None
     ctx = pipeline.make_context(load_config(config))
     if run_id != ctx.run_id:
         raise UserError(f"pools.json is of run {run_id!r}, the config of {ctx.run_id!r}",
                         str(pools_json), "pass the config the split was made with")
+    if fp != ctx.fingerprint.key:
+        raise UserError(f"pools.json is of fingerprint {fp}, the config's is "
+                        f"{ctx.fingerprint.key}", str(pools_json),
+                        "pass the config the split was made with")
     benchmark, preds = pipeline.load_inputs(ctx)
-    if not ctx.loaded.paths.signals_db.is_file():
-        raise UserError(f"signal store not found: {ctx.loaded.paths.signals_db}",
-                        "paths.signals_db", "pass the config the split was made with")
-    with SignalStore(ctx.loaded.paths.signals_db) as store:
+    with SignalStore(ctx.loaded.paths.signals_db, create=False) as store:
         rows = store.rows(run_id, fp)
     problem = pipeline.split_problem(ctx, preds, rows, benchmark)
-    manifest_path = pools_json.parent / "split_manifest.json"
-    expected = (json.loads(manifest_path.read_bytes())["pools_sha256"]
-                if manifest_path.is_file() else None)
-    results = verify_invariants(problem, pools_json, expected)
+    manifest_path = pools_json.parent / MANIFEST_FILE
+    expected = None
+    if manifest_path.is_file():
+        try:
+            expected = json.loads(manifest_path.read_bytes())["pools_sha256"]
+        except (ValueError, KeyError, TypeError):
+            raise UserError("split_manifest.json is not a manifest written by split-assets",
+                            str(manifest_path), "restore it from the run that froze the split"
+                            ) from None
+    results = verify_invariants(problem, data, expected) + rederived(problem, data)
+    if recompute:
+        results.append(pipeline.recompute_check(ctx, benchmark, preds, rows, problem, data,
+                                                manifest_path))
     for r in results:
         print(f"{'ok  ' if r.passed else 'FAIL'} {r.name}: {r.detail}")
     failed = [r.name for r in results if not r.passed]
     if failed:
-        raise RunFailure(f"{len(failed)} invariant(s) failed: {', '.join(failed)}",
-                         str(pools_json), "re-freeze the split with 'split-assets run'")
+        raise RunFailure(f"{len(failed)} check(s) failed: {', '.join(failed)}",
+                         str(pools_json), "the file does not match the config's inputs: "
+                                          "re-freeze the split with 'split-assets run'")
     return 0
 
 
@@ -257,15 +301,24 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dry-run", action="store_true",
                    help="validate config and inputs, print the plan; call no judge, write nothing")
     p.add_argument("--generated-at", help="pin the manifest's generated_at (ISO 8601)")
+    p.add_argument("--allow-degraded", type=int, default=0, metavar="N",
+                   help="freeze even if at most N diagnoses stay degraded after the retry "
+                        "pass (listed in the manifest; default 0)")
+    p.add_argument("--no-wait", action="store_true",
+                   help="refuse at once when another run is diagnosing this partition, "
+                        "instead of sharing the work with it")
 
     p = sub.add_parser("fingerprint", help="print the diagnosis fingerprint and its components")
     p.add_argument("--config", type=Path, help=config_help)
     p.add_argument("--register", action="store_true",
                    help="also register it as a partition in the Dagster instance")
 
-    p = sub.add_parser("verify", help="re-check the six invariants of a frozen pools.json")
+    p = sub.add_parser("verify", help="re-check a frozen pools.json against the config's "
+                                      "inputs (invariants, sizes, correctness)")
     p.add_argument("pools_json", type=Path, metavar="POOLS_JSON")
     p.add_argument("--config", type=Path, help=config_help)
+    p.add_argument("--recompute", action="store_true",
+                   help="also re-run the selection from the inputs and compare the bytes")
 
     p = sub.add_parser("import", help="import published results or predictions as a run")
     kinds = p.add_subparsers(dest="kind", required=True)
@@ -328,26 +381,40 @@ def import_run(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
     try:
-        if args.command == "run":
-            code = run(args.config, args.dry_run, args.generated_at)
-        elif args.command == "fingerprint":
-            code = fingerprint(args.config, args.register)
-        elif args.command == "verify":
-            code = verify(args.pools_json, args.config)
-        elif args.command == "import":
-            code = import_run(args)
-        elif args.command == "compare":
-            code = compare(args.candidate, args.control, args.config, args.pool, args.json)
-        elif args.command == "export-signals":
-            code = export_signals(args.pool, args.out, args.config)
-        else:
-            code = demo(args.dir)
+        args = build_parser().parse_args(argv)
+        return _dispatch(args)
     except SplitAssetsError as exc:
-        _err(f"error: {exc.line()}")
-        return exc.exit_code
-    return code
+        return _fail(exc)
+    except KeyboardInterrupt:
+        return _fail(_interrupted())
+    except Exception as exc:
+        mapped = environment_error(exc)
+        if mapped is None:
+            raise
+        return _fail(mapped)
+
+
+def _fail(exc: SplitAssetsError) -> int:
+    _err(f"error: {exc.line()}")
+    return exc.exit_code
+
+
+def _dispatch(args: argparse.Namespace) -> int:
+    if args.command == "run":
+        return run(args.config, args.dry_run, args.generated_at, args.allow_degraded,
+                   args.no_wait)
+    if args.command == "fingerprint":
+        return fingerprint(args.config, args.register)
+    if args.command == "verify":
+        return verify(args.pools_json, args.config, args.recompute)
+    if args.command == "import":
+        return import_run(args)
+    if args.command == "compare":
+        return compare(args.candidate, args.control, args.config, args.pool, args.json)
+    if args.command == "export-signals":
+        return export_signals(args.pool, args.out, args.config)
+    return demo(args.dir)
 
 
 if __name__ == "__main__":

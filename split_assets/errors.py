@@ -46,3 +46,57 @@ class RunFailure(SplitAssetsError):
     """A run failed for a reason other than user input (exit 1)."""
 
     exit_code = 1
+
+
+class Interrupted(SplitAssetsError):
+    """Ctrl-C (SIGINT): exit 130, finished diagnoses kept."""
+
+    exit_code = 130
+
+
+class ReportedError(SplitAssetsError):
+    """An error already rendered as one line elsewhere (a failed Dagster step), with its exit
+    code carried along."""
+
+    def __init__(self, line: str, exit_code: int) -> None:
+        super().__init__(line)
+        self.exit_code = exit_code
+
+
+def environment_error(exc: BaseException) -> UserError | None:
+    """The one-line error of an operating-system or SQLite failure the user must fix
+    (permissions, a full disk, a path that is a folder, a lock that did not clear), with the
+    OS's own reason; None for anything else."""
+    import sqlite3  # local: errors.py stays import-light for the CLI's start
+
+    if isinstance(exc, OSError):
+        reason = exc.strerror or str(exc)
+        where = exc.filename if exc.filename is not None else "file system"
+        hints = {
+            "EACCES": "give this user write permission there, or point the config elsewhere",
+            "EPERM": "give this user write permission there, or point the config elsewhere",
+            "EROFS": "the file system is read-only: point the config at a writable folder",
+            "ENOSPC": "free some disk space, then run again (finished diagnoses are kept)",
+            "EDQUOT": "free some disk space, then run again (finished diagnoses are kept)",
+            "EFBIG": "the file grew past the allowed size: raise the limit or free space",
+            "EISDIR": "the path names a folder: name a file",
+            "ENOTDIR": "a part of the path is a file, not a folder: fix the path",
+            "EEXIST": "the path exists already: move it away or name another",
+        }
+        import errno
+
+        code = errno.errorcode.get(exc.errno or -1, "")
+        return UserError(f"{reason} [{code or type(exc).__name__}]", str(where),
+                         hints.get(code, "fix the file or folder named, then run again"))
+    if isinstance(exc, sqlite3.Error):
+        text = str(exc)
+        if "locked" in text or "busy" in text:
+            return UserError(f"database is locked: {text}", "SQLite",
+                             "stop the other program using it, then run again")
+        if "disk" in text or "full" in text:
+            return UserError(f"SQLite: {text}", "SQLite",
+                             "free some disk space, then run again (finished diagnoses are kept)")
+        if "readonly" in text or "unable to open" in text:
+            return UserError(f"SQLite: {text}", "SQLite",
+                             "check the database file's and its folder's permissions")
+    return None

@@ -8,9 +8,9 @@ from __future__ import annotations
 import asyncio
 import difflib
 import gc
-import sqlite3
+import os
 import time
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -26,7 +26,7 @@ from split_assets.data.harness import (
     predictions_digest,
     run_ids,
 )
-from split_assets.data.signals import SignalRow, SignalStore
+from split_assets.data.signals import LeaseOwner, SignalRow, SignalStore
 from split_assets.data.store import (
     VideoTree,
     first_missing_tree,
@@ -34,12 +34,14 @@ from split_assets.data.store import (
     load_tree,
     skills_digest,
 )
-from split_assets.errors import ConfigError, InputError, UserError
+from split_assets.errors import ConfigError, InfeasibleSplitError, InputError, UserError
 from split_assets.fingerprint import Fingerprint, compute_fingerprint
 from split_assets.judge import Judge, JudgeCase, JudgeOutcome, build_judge
 from split_assets.judge.prompts import load_templates
 from split_assets.lib.canonical import digest_of
+from split_assets.lib.failpoints import failpoint
 from split_assets.split.freeze import split_id
+from split_assets.split.invariants import InvariantResult
 from split_assets.split.problem import SplitProblem, SplitQuestion
 
 
@@ -106,6 +108,46 @@ def check_floor_keys(floor_k: dict[str, int], task_types: list[str]) -> None:
                     else f"task types are: {', '.join(task_types)}")
             raise ConfigError(f"floor_k names task type {key!r}, which is not in the benchmark",
                               "video_split.floor_k", hint)
+
+
+def check_before_diagnosis(ctx: Context, benchmark: Benchmark,
+                           preds: list[CanonicalPrediction], store: SignalStore) -> None:
+    """Every feasibility check that needs only counts, made before any judge call (a paid
+    judge must not be paid for a split that cannot be made): n_trainval against the videos,
+    val_wrong_min against the most wrong answers any validation draw can hold, and each floor
+    against the T2 already known plus the wrong answers not yet diagnosed."""
+    vs = ctx.loaded.config.video_split
+    n_videos = len(benchmark.videos)
+    if vs.n_trainval >= n_videos:
+        raise ConfigError(f"n_trainval is {vs.n_trainval} but the benchmark has {n_videos} "
+                          "videos, which leaves no test pool", "video_split.n_trainval",
+                          f"set it below {n_videos} (test is every other video)")
+    n_val = int(vs.val_ratio * vs.n_trainval + 0.5)
+    wrong_by_video = Counter(p.video_id for p in preds if not p.correct)
+    most = sum(sorted(wrong_by_video.values(), reverse=True)[:n_val])
+    if vs.val_wrong_min > most:
+        raise ConfigError(f"val_wrong_min {vs.val_wrong_min} cannot be met: {n_val} validation "
+                          f"videos hold at most {most} baseline-wrong questions",
+                          "video_split.val_wrong_min",
+                          "lower val_wrong_min, or raise val_ratio or n_trainval")
+    if not vs.floor_k:
+        return
+    rows = {r.question_id: r for r in store.rows(ctx.run_id, ctx.fingerprint.key)}
+    known: Counter[str] = Counter()
+    open_: Counter[str] = Counter()
+    for p in wrong_to_diagnose(preds):
+        row = rows.get(p.question_id)
+        if row is None or row.degraded or row.infra:
+            open_[p.task_type] += 1
+        elif row.tier == "T2":
+            known[p.task_type] += 1
+    short = [f"{t}: floor {k}, at most {known[t] + open_[t]} ({known[t]} T2 known, "
+             f"{open_[t]} not yet diagnosed)"
+             for t, k in sorted(vs.floor_k.items()) if k > known[t] + open_[t]]
+    if short:
+        raise InfeasibleSplitError(f"floor_k cannot be met even if every open diagnosis were "
+                                   f"T2: {'; '.join(short)}", "video_split.floor_k",
+                                   "lower these floors (nothing was sent to the judge)")
 
 
 def wrong_to_diagnose(preds: list[CanonicalPrediction]) -> list[CanonicalPrediction]:
@@ -215,8 +257,9 @@ class GroupCommit:
     """Rows finished in the same turn of the event loop share one transaction; each worker
     waits for its own row's commit before it takes its next question."""
 
-    def __init__(self, store: SignalStore) -> None:
+    def __init__(self, store: SignalStore, owner: LeaseOwner | None = None) -> None:
         self.store = store
+        self.owner = owner  # each committed row's lease is dropped in the same transaction
         self._rows: list[SignalRow] = []
         self._waiters: list[asyncio.Future[None]] = []
         self.transactions = 0
@@ -233,7 +276,7 @@ class GroupCommit:
         rows, waiters = self._rows, self._waiters
         self._rows, self._waiters = [], []
         try:
-            self.store.upsert_many(rows)
+            self.store.upsert_many(rows, release=self.owner)
         except Exception as exc:  # noqa: BLE001 - handed to every waiting worker
             for waiter in waiters:
                 waiter.set_exception(exc)
@@ -257,23 +300,74 @@ class DiagnosisReport:
     completion_tokens: int = 0
     latencies_ms: list[float] = field(default_factory=list)
     wall_s: float = 0.0
+    retried_degraded: int = 0  # degraded in the first pass, sent once more in the same run
+    by_other_runs: int = 0  # finished meanwhile by another run of the same partition
+    still_degraded: list[str] = field(default_factory=list)
+
+
+LEASE_TTL_S = float(os.environ.get("SPLIT_ASSETS_LEASE_TTL_S", "60"))
+LEASE_POLL_S = 0.5
+
+
+class LeasedQueue:
+    """Questions for this pass, handed out only once leased in the signal store: a question
+    leased by another live run is deferred and looked at again until that run finishes it
+    (then it is skipped) or its lease expires (then it is taken over)."""
+
+    def __init__(self, ctx: Context, store: SignalStore, todo: list[str], me: LeaseOwner,
+                 batch: int, retry_degraded: bool) -> None:
+        self.ctx, self.store, self.me, self.batch = ctx, store, me, batch
+        self.retry_degraded = retry_degraded
+        self._queue: deque[str] = deque(todo)
+        self._deferred: list[str] = []
+        self._ready: deque[str] = deque()
+        self._lock = asyncio.Lock()
+        self.waited = False
+
+    async def next(self) -> str | None:
+        """The next leased question, or None when nothing is left for this pass."""
+        while True:
+            if self._ready:
+                return self._ready.popleft()
+            async with self._lock:
+                if self._ready:
+                    continue
+                if not self._queue and self._deferred:
+                    await asyncio.sleep(LEASE_POLL_S)  # another run holds them: wait for it
+                    self._queue, self._deferred = deque(self._deferred), []
+                    self.waited = True
+                if not self._queue:
+                    return None
+                window = [self._queue.popleft()
+                          for _ in range(min(len(self._queue), 4 * self.batch))]
+                result = self.store.claim(self.ctx.run_id, self.ctx.fingerprint.key, window,
+                                          self.me, self.batch, LEASE_TTL_S, self.retry_degraded)
+                failpoint("diagnosis.claimed")
+                self._ready.extend(result.claimed)
+                self._deferred.extend(result.foreign)
+                self._queue.extendleft(reversed(result.unclaimed))
 
 
 async def _diagnose_all(ctx: Context, source: CaseSource, todo: list[CanonicalPrediction],
                         store: SignalStore, report: DiagnosisReport,
-                        progress: Callable[[str], None], progress_every_s: float) -> None:
+                        progress: Callable[[str], None], progress_every_s: float,
+                        me: LeaseOwner, retry_degraded: bool = True) -> set[str]:
+    """One pass over ``todo``; returns the questions this pass diagnosed."""
     # diag.concurrency bounds the calls in flight (the judge holds that semaphore around each
     # network call); twice as many workers take questions in order, so the next prompt is
     # already rendered when a call slot frees, and parsing and storing never hold a slot.
     started = time.monotonic()
     templates = load_templates(ctx.loaded.paths.prompts_dir, ctx.judge.required_templates())
     ctx.judge.start(store, ctx.fingerprint.key, templates)
-    queue = iter(todo)
-
-    committer = GroupCommit(store)
+    by_id = {p.question_id: p for p in todo}
+    n_workers = min(len(todo), 2 * ctx.loaded.config.diag.concurrency)
+    queue = LeasedQueue(ctx, store, list(by_id), me, max(8, n_workers), retry_degraded)
+    committer = GroupCommit(store, me)
+    mine: set[str] = set()
 
     async def worker() -> None:
-        for p in queue:  # one shared iterator: each question goes to exactly one worker
+        while (qid := await queue.next()) is not None:  # each question to exactly one worker
+            p = by_id[qid]
             await store_outcome(p, await ctx.judge.diagnose(source.case(p)))
 
     async def store_outcome(p: CanonicalPrediction, outcome: JudgeOutcome) -> None:
@@ -289,7 +383,10 @@ async def _diagnose_all(ctx: Context, source: CaseSource, todo: list[CanonicalPr
             confidence=d.confidence if d else None, reported_model=outcome.reported_model,
             prompt_tokens=outcome.prompt_tokens, completion_tokens=outcome.completion_tokens,
             latency_ms=outcome.latency_ms)
+        failpoint("diagnosis.before_commit")
         await committer.commit(row)  # committed before moving on: a crash loses nothing finished
+        failpoint("diagnosis.after_commit")
+        mine.add(p.question_id)
         report.diagnosed += 1
         report.degraded += d is None
         report.calls += outcome.calls
@@ -302,27 +399,38 @@ async def _diagnose_all(ctx: Context, source: CaseSource, todo: list[CanonicalPr
     async def ticker() -> None:  # progress at least every progress_every_s, even when stalled
         while True:
             await asyncio.sleep(progress_every_s)
-            progress(progress_line(report.diagnosed, len(todo), time.monotonic() - started,
-                                   report))
+            line = progress_line(report.diagnosed, len(todo), time.monotonic() - started, report)
+            if queue.waited:
+                line += "; waiting for questions leased by another run"
+            progress(line)
 
-    tick = asyncio.create_task(ticker())
+    async def heartbeat() -> None:  # keeps this pass's leases alive while it works
+        while True:
+            await asyncio.sleep(LEASE_TTL_S / 4)
+            store.heartbeat(me, LEASE_TTL_S)
+
+    background = [asyncio.create_task(ticker()), asyncio.create_task(heartbeat())]
     tasks: list[asyncio.Task[None]] = []
+    results: list[Any] = []
     try:
-        for _ in range(min(len(todo), 2 * ctx.loaded.config.diag.concurrency)):
+        for _ in range(n_workers):
             tasks.append(asyncio.create_task(worker()))
             # one loop turn per worker started: its request reaches the socket before the next
             # worker renders (else the first wave waits for every worker's first prompt)
             await asyncio.sleep(0)
         results = await asyncio.gather(*tasks, return_exceptions=True)
     finally:
-        tick.cancel()
+        for task in background + tasks:
+            task.cancel()
         await ctx.judge.aclose()
         store.flush()  # telemetry of calls that ended without a diagnosis row
-        report.wall_s = time.monotonic() - started
+        store.release(me)
+        report.wall_s += time.monotonic() - started
     progress(progress_line(report.diagnosed, len(todo), report.wall_s, report))
     errors = [r for r in results if isinstance(r, BaseException)]
     if errors:  # the first user error (e.g. a 401) wins over a breaker that opened after it
         raise next((e for e in errors if isinstance(e, UserError)), errors[0])
+    return mine
 
 
 def progress_line(done: int, total: int, elapsed_s: float, report: DiagnosisReport) -> str:
@@ -331,7 +439,7 @@ def progress_line(done: int, total: int, elapsed_s: float, report: DiagnosisRepo
     calls_rate = report.calls / elapsed_s if elapsed_s > 0 else 0.0
     return (f"diagnosis {done}/{total} ({rate:.1f}/s, ETA {eta:.0f}s, calls {report.calls} "
             f"({calls_rate:.1f}/s), cache hits {report.cache_hits}, "
-            f"tokens {report.prompt_tokens + report.completion_tokens})")
+            f"tokens spent {report.prompt_tokens + report.completion_tokens})")
 
 
 @contextmanager
@@ -365,34 +473,68 @@ def _long_lived_inputs_frozen() -> Iterator[None]:
 
 def diagnose(ctx: Context, benchmark: Benchmark, preds: list[CanonicalPrediction],
              store: SignalStore, progress: Callable[[str], None] = lambda _: None,
-             progress_every_s: float = 10.0) -> DiagnosisReport:
-    """Diagnose each wrong, non-INFRA answer not yet done (or degraded) for (run, fingerprint)."""
+             progress_every_s: float = 10.0, wait: bool = True) -> DiagnosisReport:
+    """Diagnose each wrong, non-INFRA answer not yet done (or degraded) for (run, fingerprint),
+    under per-question leases; what ends degraded gets one more pass in the same run.
+
+    ``wait=False`` refuses at once (UserError) when another live run holds leases on the
+    questions to diagnose, instead of sharing the work with it."""
     wrong = wrong_to_diagnose(preds)
     done = store.done_question_ids(ctx.run_id, ctx.fingerprint.key)
     todo = [p for p in wrong if p.question_id not in done]
     report = DiagnosisReport(total_wrong=len(wrong), already_done=len(wrong) - len(todo))
+    me = LeaseOwner.this_process()
+    if todo and not wait:
+        foreign = store.foreign_leases(ctx.run_id, ctx.fingerprint.key,
+                                       [p.question_id for p in todo], me)
+        if foreign.count:
+            raise UserError(f"another run is diagnosing this partition ({foreign.describe()})",
+                            f"{ctx.fingerprint.key} in {ctx.loaded.paths.signals_db}",
+                            "wait for it to finish, or run without --no-wait to share the work")
     if todo:
         with _collector_paused():  # a bulk load of acyclic records: nothing to collect yet
             source = CaseSource(ctx, benchmark, todo)
         with _long_lived_inputs_frozen():
-            asyncio.run(_diagnose_all(ctx, source, todo, store, report, progress,
-                                      progress_every_s))
+            mine = asyncio.run(_diagnose_all(ctx, source, todo, store, report, progress,
+                                             progress_every_s, me))
+            retry = [p for p in todo if p.question_id in _degraded_ids(store, ctx, mine)]
+            if retry:
+                report.retried_degraded = len(retry)
+                progress(f"{len(retry)} diagnosis(es) degraded: one more pass")
+                asyncio.run(_diagnose_all(ctx, source, retry, store, report, progress,
+                                          progress_every_s, me))
+        rows = {r.question_id: r for r in store.rows(ctx.run_id, ctx.fingerprint.key)}
+        report.by_other_runs = sum(1 for p in todo if p.question_id not in mine
+                                   and p.question_id in rows and not rows[p.question_id].degraded)
+    report.still_degraded = sorted(_degraded_ids(store, ctx, {p.question_id for p in wrong}))
     return report
 
 
-def done_ids(signals_db: Path, run_id: str, fingerprint: str) -> set[str]:
-    """Finished (non-degraded, non-INFRA) diagnoses, read without creating or writing."""
-    if not signals_db.is_file():
-        return set()
-    conn = sqlite3.connect(f"file:{signals_db}?mode=ro", uri=True)
-    try:
-        return {r[0] for r in conn.execute(
-            "SELECT question_id FROM signals WHERE baseline_run_id = ? AND diag_fingerprint = ? "
-            "AND degraded = 0 AND infra = 0", (run_id, fingerprint))}
-    except sqlite3.OperationalError:
-        return set()
-    finally:
-        conn.close()
+def _degraded_ids(store: SignalStore, ctx: Context, among: set[str]) -> set[str]:
+    return {r.question_id for r in store.rows(ctx.run_id, ctx.fingerprint.key)
+            if r.degraded and not r.infra and r.question_id in among}
+
+
+@dataclass(frozen=True)
+class DryRunPlan:
+    """What a run would cost: answers already in the response cache cost no call."""
+
+    cached: int
+    calls: int
+    tokens: int
+
+
+def dry_run_estimate(ctx: Context, todo: list[JudgeCase], store: SignalStore) -> DryRunPlan:
+    """Calls and tokens the run would spend on ``todo``, cached answers excluded."""
+    per_question = ctx.judge.estimated_calls_per_question()
+    if not todo or per_question == 0:
+        return DryRunPlan(0, 0, 0)
+    templates = load_templates(ctx.loaded.paths.prompts_dir, ctx.judge.required_templates())
+    keys = {c.question.question_id: ctx.judge.request_key(c, templates) for c in todo}
+    cached = store.cache_has(k for k in keys.values() if k is not None)
+    paid = [c for c in todo if keys[c.question.question_id] not in cached]
+    return DryRunPlan(len(todo) - len(paid), len(paid) * per_question,
+                      sum(ctx.judge.estimated_tokens(c, templates) for c in paid))
 
 
 # ---------------------------------------------------------------- split ------------------
@@ -482,3 +624,34 @@ def config_snapshot(ctx: Context) -> dict[str, Any]:
 def tier_distribution(rows: list[SignalRow]) -> dict[str, int]:
     counts = Counter("degraded" if r.degraded else r.tier for r in rows)
     return {k: counts[k] for k in sorted(counts)}
+
+
+def recompute_check(ctx: Context, benchmark: Benchmark, preds: list[CanonicalPrediction],
+                    rows: list[SignalRow], problem: SplitProblem, data: bytes,
+                    manifest_path: Path) -> InvariantResult:
+    """Run the selection again from the inputs and compare bytes with a frozen pools.json (the
+    split is deterministic: a difference is tampering or changed inputs, and the input digests
+    recorded in the manifest tell which)."""
+    import json
+
+    from split_assets.split.freeze import build_pools
+    from split_assets.split.selection import select_trainval
+    from split_assets.split.validation import draw_validation
+
+    selection = select_trainval(problem)
+    fresh = build_pools(problem, selection, draw_validation(problem, selection.trainval),
+                        ctx.run_id, ctx.fingerprint.key, ctx.split_id)
+    if fresh.data == data:
+        return InvariantResult("recomputed_bytes_match", True,
+                               f"the selection run again gives the same bytes "
+                               f"({fresh.sha256[:12]})", {"sha256": fresh.sha256})
+    changed: list[str] = []
+    if manifest_path.is_file():
+        old = json.loads(manifest_path.read_bytes()).get("input_digests", {})
+        new = input_digests(ctx, benchmark, preds, rows)
+        changed = sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k))
+    why = (f"input digests changed since the freeze: {', '.join(changed)}" if changed else
+           "no input digest changed: the file was edited after the freeze")
+    return InvariantResult("recomputed_bytes_match", False,
+                           f"the selection run again gives {fresh.sha256[:12]}; {why}",
+                           {"sha256": fresh.sha256, "changed_inputs": ",".join(changed)})

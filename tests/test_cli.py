@@ -42,7 +42,7 @@ def test_run_twice_is_byte_identical_and_verifies(small_workspace: Path, run_cli
     assert str(small_workspace.parent) not in first[1].decode()  # no absolute paths
     code, out3, _ = run_cli("verify", lines["pools"], "--config", str(small_workspace))
     assert code == 0
-    assert out3.count("ok ") == 6
+    assert out3.count("ok ") == 9 and "FAIL" not in out3
 
 
 def _shuffle_inputs(config: Path) -> None:
@@ -185,10 +185,29 @@ def test_floor_k_typo(small_workspace: Path, run_cli: Cli) -> None:
                   "did you mean 'Counting Problem'")
 
 
-def test_infeasible_floor_inside_the_run(small_workspace: Path, run_cli: Cli) -> None:
+def test_impossible_floor_is_refused_before_any_diagnosis(small_workspace: Path,
+                                                          run_cli: Cli) -> None:
     edit_config(small_workspace, video_split={"floor_k": {"Counting Problem": 500}})
     line = _expect_error(run_cli("run", "--config", str(small_workspace)), 2,
-                         "Counting Problem needs 500 non-degraded T2, only")
+                         "floor_k cannot be met even if every open diagnosis were T2",
+                         "Counting Problem: floor 500, at most")
+    assert "(video_split.floor_k)" in line
+    assert not (small_workspace.parent / "signals.db").exists()  # nothing paid, nothing written
+
+
+def test_infeasible_floor_inside_the_run_keeps_the_diagnoses(small_workspace: Path,
+                                                             run_cli: Cli) -> None:
+    # enough wrong answers to hope for, too few of them turn out T2
+    code, _, err = run_cli("run", "--config", str(small_workspace), "--dry-run")
+    assert code == 0, err
+    from split_assets.config import load_config
+    from split_assets.pipeline import load_inputs, make_context, wrong_to_diagnose
+
+    _, preds = load_inputs(make_context(load_config(small_workspace)))
+    open_ = sum(p.task_type == "Counting Problem" for p in wrong_to_diagnose(preds))
+    edit_config(small_workspace, video_split={"floor_k": {"Counting Problem": open_}})
+    line = _expect_error(run_cli("run", "--config", str(small_workspace)), 2,
+                         "Counting Problem needs")
     assert "(video_split.floor_k)" in line
     # the diagnoses the run paid for are kept
     assert sqlite3.connect(small_workspace.parent / "signals.db").execute(
@@ -237,10 +256,14 @@ def test_a_second_fingerprint_in_the_same_instance(small_workspace: Path, run_cl
     assert kv(out)["fingerprint"] != first
 
 
-def test_failed_check_exits_1(small_workspace: Path, run_cli: Cli) -> None:
+def test_unreachable_val_wrong_min_is_a_config_error_before_diagnosis(
+        small_workspace: Path, run_cli: Cli) -> None:
     edit_config(small_workspace, video_split={"val_wrong_min": 10_000})
-    _expect_error(run_cli("run", "--config", str(small_workspace)), 1,
-                  "check mcnemar_power failed", "need 10000; at most", "raise val_ratio")
+    _expect_error(run_cli("run", "--config", str(small_workspace)), 2,
+                  "val_wrong_min 10000 cannot be met", "(video_split.val_wrong_min)",
+                  "raise val_ratio")
+    assert not (small_workspace.parent / "signals.db").exists()
+    assert not (small_workspace.parent / "splits").exists()
 
 
 def test_bad_generated_at(small_workspace: Path, run_cli: Cli) -> None:

@@ -76,6 +76,8 @@ def test_partition_key_must_match_config_fingerprint(small_workspace: Path) -> N
                                     raise_on_error=False)
     assert not result.success
     failure = next(e for e in result.all_events if e.event_type_value == "STEP_FAILURE")
-    message = failure.step_failure_data.error.cause.message
+    # an expected error is the step's one-line failure description, not a stack trace
+    message = failure.step_failure_data.user_failure_data.description
     assert "partition fp-000000000000 is not the fingerprint of the current config" in message
+    assert failure.step_failure_data.user_failure_data.metadata["exit_code"].value == 2
     assert not instance.get_latest_materialization_event(AssetKey("canonical_predictions"))

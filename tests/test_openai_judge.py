@@ -138,8 +138,8 @@ def test_invalid_json_is_repaired_with_the_error_shown(openai_config: Path,
     assert "not a valid diagnosis" in repairs[0][-1]["content"]
 
 
-def test_schema_invalid_twice_is_degraded_then_retried(openai_config: Path,
-                                                       server: FakeLLM) -> None:
+def test_schema_invalid_twice_is_degraded_retried_in_the_run_then_next_run(
+        openai_config: Path, server: FakeLLM) -> None:
     first_prompt: list[str] = []
 
     def one_question_answers_badly(body: dict, index: int) -> Action | None:
@@ -153,7 +153,10 @@ def test_schema_invalid_twice_is_degraded_then_retried(openai_config: Path,
     degraded = [r for r in rows if r.degraded]
     assert len(rows) == n_wrong and len(degraded) == 1
     assert "invalid output" in degraded[0].rationale
-    assert report.calls == n_wrong + 1
+    # call + repair, then one more pass in the same run (call + repair again)
+    assert report.calls == n_wrong + 3 and report.retried_degraded == 1
+    assert report.still_degraded == [degraded[0].question_id]
+    assert statuses(openai_config).count("invalid_output") == 4
     # the next pass retries the degraded row only (its invalid answers were never cached)
     report, rows, _ = run_diagnosis(openai_config)
     assert report.diagnosed == 1 and report.calls == 1 and report.cache_hits == 0
@@ -175,7 +178,8 @@ def test_401_fails_at_once_naming_the_variable_not_the_key(openai_config: Path,
 def test_breaker_stops_the_run_and_keeps_finished_rows(openai_config: Path,
                                                        server: FakeLLM) -> None:
     server.script(Action(), Action(), Action(), *[Action("status", status=503)] * 50)
-    with pytest.raises(RunFailure, match="failed 4 times in a row"):
+    threshold = r"failed 4 attempts in a row \(diag.openai.breaker_threshold: 4\)"
+    with pytest.raises(RunFailure, match=threshold):
         run_diagnosis(openai_config)
     db = openai_config.parent / "signals.db"
     done = sqlite3.connect(db).execute(

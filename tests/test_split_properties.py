@@ -10,6 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from split_assets.errors import InfeasibleSplitError
+from split_assets.lib.canonical import sha256_hex
 from split_assets.split.freeze import build_pools
 from split_assets.split.invariants import INVARIANTS, verify
 from split_assets.split.problem import SplitProblem, SplitQuestion
@@ -60,9 +61,7 @@ def test_split_meets_invariants_or_fails_with_figures(questions: list[SplitQuest
         assert err.where in ("video_split.floor_k", "video_split.epsilon")
         assert any(ch.isdigit() for ch in err.what)  # names figures
         return
-    path = tmp_path / "pools.json"
-    path.write_bytes(first)
-    results = verify(problem, path)
+    results = verify(problem, first, sha256_hex(first))
     assert [r.name for r in results] == list(INVARIANTS)
     failed = [(r.name, r.detail) for r in results if not r.passed]
     assert not failed

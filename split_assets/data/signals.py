@@ -1,19 +1,34 @@
-"""The signal store: one SQLite table of diagnoses in ``paths.signals_db``.
+"""The signal store: one SQLite file (``paths.signals_db``) of diagnoses, the judge's response
+cache, per-call telemetry and per-question leases.
 
 Rows are keyed by (question_id, baseline_run_id, diag_fingerprint) and upserted, so writing the
 same row twice changes nothing; every row is committed as soon as it is written, so a crash never
-loses a finished diagnosis.
+loses a finished diagnosis. A question is diagnosed only under a lease (owner, host, pid, expiry,
+heartbeat) claimed in one transaction, so two runs of one partition never pay twice for it; the
+lease of a worker that died expires (at once when it ran on this host) and is taken over.
+
+The file carries a schema version (``PRAGMA user_version``); a store written by an earlier
+release is migrated in place when it is opened.
 """
 
 from __future__ import annotations
 
+import os
+import socket
 import sqlite3
 import time
-from collections.abc import Iterable
+import uuid
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, fields
 from datetime import UTC, datetime
 from operator import attrgetter
 from pathlib import Path
+
+from split_assets.errors import UserError
+
+SCHEMA_VERSION = 2  # 1 was the first release, which did not stamp a version (user_version 0)
+BUSY_TIMEOUT_S = float(os.environ.get("SPLIT_ASSETS_DB_TIMEOUT_S", "30"))
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS signals (
@@ -56,6 +71,18 @@ CREATE TABLE IF NOT EXISTS llm_calls (
     created_at TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS llm_calls_fp ON llm_calls (diag_fingerprint);
+CREATE TABLE IF NOT EXISTS leases (
+    baseline_run_id TEXT NOT NULL,
+    diag_fingerprint TEXT NOT NULL,
+    question_id TEXT NOT NULL,
+    owner TEXT NOT NULL,
+    host TEXT NOT NULL,
+    pid INTEGER NOT NULL,
+    expires_at REAL NOT NULL,
+    heartbeat_at REAL NOT NULL,
+    PRIMARY KEY (baseline_run_id, diag_fingerprint, question_id)
+);
+CREATE INDEX IF NOT EXISTS leases_owner ON leases (owner);
 """
 
 
@@ -110,21 +137,142 @@ def utc_now() -> str:
     return _NOW[1]
 
 
+def _describe_sqlite(exc: sqlite3.Error) -> str:
+    text = str(exc)
+    if "locked" in text or "busy" in text:
+        return f"{text} (still locked after {BUSY_TIMEOUT_S:g} s)"
+    return text
+
+
+@contextmanager
+def sqlite_errors(path: Path, doing: str) -> Iterator[None]:
+    """Turn a SQLite error on the signal store into one line naming the file and the cause."""
+    try:
+        yield
+    except sqlite3.Error as exc:
+        raise UserError(f"cannot {doing} the signal store: {_describe_sqlite(exc)}",
+                        f"paths.signals_db {path}",
+                        "stop other programs using it, check the file's permissions and free "
+                        "space, then run again (finished diagnoses are kept)") from None
+
+
+@dataclass(frozen=True)
+class LeaseOwner:
+    """Who holds a lease: one diagnosis pass of one process."""
+
+    owner: str
+    host: str
+    pid: int
+
+    @classmethod
+    def this_process(cls) -> LeaseOwner:
+        host, pid = socket.gethostname(), os.getpid()
+        return cls(f"{host}:{pid}:{uuid.uuid4().hex[:8]}", host, pid)
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+@dataclass(frozen=True)
+class ForeignLeases:
+    """Live leases of other workers on the questions a pass wants."""
+
+    count: int
+    holders: tuple[str, ...]  # "host pid N" of each holder
+
+    def describe(self) -> str:
+        return f"{self.count} question(s) leased by {', '.join(self.holders)}"
+
+
+@dataclass
+class Claim:
+    """What one claim did with its candidates (finished ones are dropped)."""
+
+    claimed: list[str]
+    foreign: list[str]  # leased by another live worker
+    unclaimed: list[str]  # free, beyond the limit
+
+
 class SignalStore:
     """SQLite-backed store of signal rows (WAL mode; safe to read while another run writes)."""
 
-    def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
+    @classmethod
+    def for_reading(cls, path: Path) -> SignalStore:
+        """The store to read, without creating or migrating anything on disk: an empty store in
+        memory when the file does not exist yet (a dry run writes nothing)."""
+        if not path.is_file():
+            return cls(Path(":memory:"))
+        return cls(path, create=False, migrate=False)
+
+    def __init__(self, path: Path, create: bool = True, migrate: bool = True) -> None:
         self.path = path
-        self._conn = sqlite3.connect(path, timeout=30)
-        self._conn.execute("PRAGMA journal_mode=WAL")
-        self._conn.execute("PRAGMA synchronous=NORMAL")
-        self._conn.executescript(SCHEMA)
-        self._conn.commit()
+        if str(path) == ":memory:":
+            self._conn = sqlite3.connect(":memory:")
+            self._migrate()
+            return
+        if path.is_dir():
+            raise UserError(f"the signal store is a folder: {path}", "paths.signals_db",
+                            "point paths.signals_db at a file (it is created on first use)")
+        if not create and not path.is_file():
+            raise UserError(f"signal store not found: {path}", "paths.signals_db",
+                            "run 'split-assets run' first, or pass the config the split was "
+                            "made with")
+        with sqlite_errors(path, "open"):
+            if create:
+                path.parent.mkdir(parents=True, exist_ok=True)
+            self._conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S)
+        try:
+            with sqlite_errors(path, "open"):
+                if migrate:
+                    self._conn.execute("PRAGMA journal_mode=WAL")
+                    self._conn.execute("PRAGMA synchronous=NORMAL")
+                    self._migrate()
+                else:
+                    self._check_version()
+        except BaseException:
+            self._conn.close()
+            raise
+
+    def _check_version(self) -> int:
+        version = int(self._conn.execute("PRAGMA user_version").fetchone()[0])
+        if version > SCHEMA_VERSION:
+            raise UserError(f"the signal store has schema version {version}; this release "
+                            f"reads up to {SCHEMA_VERSION}", f"paths.signals_db {self.path}",
+                            "upgrade split_assets, or point paths.signals_db at another file")
+        return version
+
+    def _migrate(self) -> None:
+        """Create the tables, or bring a store of an earlier release up to SCHEMA_VERSION."""
+        if self._check_version() == SCHEMA_VERSION:
+            return
+        # version 0 -> 2: the first release's tables are unchanged; leases are new
+        self._conn.execute("BEGIN IMMEDIATE")
+        try:
+            for statement in SCHEMA.split(";"):
+                if statement.strip():
+                    self._conn.execute(statement)
+            self._conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            self._conn.commit()
+        except BaseException:
+            self._conn.rollback()
+            raise
+
+    @property
+    def schema_version(self) -> int:
+        return int(self._conn.execute("PRAGMA user_version").fetchone()[0])
 
     def close(self) -> None:
-        self._conn.commit()
-        self._conn.close()
+        try:
+            self._conn.commit()
+        finally:
+            self._conn.close()
 
     def __enter__(self) -> SignalStore:
         return self
@@ -136,8 +284,9 @@ class SignalStore:
         """Insert or update one row and commit it at once."""
         self.upsert_many([row])
 
-    def upsert_many(self, rows: Iterable[SignalRow]) -> int:
-        """Insert or update rows in one transaction; returns how many were written."""
+    def upsert_many(self, rows: Iterable[SignalRow], release: LeaseOwner | None = None) -> int:
+        """Insert or update rows in one transaction (dropping ``release``'s leases on them);
+        returns how many were written."""
         values = []
         for row in rows:  # rows are flat: a shallow read, not dataclasses.asdict's deep copy
             record = list(_READ(row))
@@ -145,35 +294,142 @@ class SignalStore:
             record[_DEGRADED] = int(record[_DEGRADED])
             record[_INFRA] = int(record[_INFRA])
             values.append(record)
-        with self._conn:
+        with sqlite_errors(self.path, "write"), self._conn:
             self._conn.executemany(_UPSERT, values)
+            if release is not None:
+                self._conn.executemany(
+                    "DELETE FROM leases WHERE baseline_run_id = ? AND diag_fingerprint = ? AND "
+                    "question_id = ? AND owner = ?",
+                    [(v[1], v[2], v[0], release.owner) for v in values])
         return len(values)
 
     def rows(self, baseline_run_id: str, diag_fingerprint: str) -> list[SignalRow]:
         """Every row of a (run, fingerprint), sorted by question id."""
-        cursor = self._conn.execute(
-            f"SELECT {', '.join(_COLUMNS)} FROM signals WHERE baseline_run_id = ? AND "
-            "diag_fingerprint = ? ORDER BY question_id", (baseline_run_id, diag_fingerprint))
-        out = []
-        for values in cursor:
-            record = dict(zip(_COLUMNS, values, strict=True))
-            record["degraded"] = bool(record["degraded"])
-            record["infra"] = bool(record["infra"])
-            out.append(SignalRow(**record))
+        with sqlite_errors(self.path, "read"):
+            cursor = self._conn.execute(
+                f"SELECT {', '.join(_COLUMNS)} FROM signals WHERE baseline_run_id = ? AND "
+                "diag_fingerprint = ? ORDER BY question_id", (baseline_run_id, diag_fingerprint))
+            out = []
+            for values in cursor:
+                record = dict(zip(_COLUMNS, values, strict=True))
+                record["degraded"] = bool(record["degraded"])
+                record["infra"] = bool(record["infra"])
+                out.append(SignalRow(**record))
         return out
 
     def done_question_ids(self, baseline_run_id: str, diag_fingerprint: str) -> set[str]:
-        """Questions with a finished, non-degraded row (degraded rows are retried)."""
-        cursor = self._conn.execute(
-            "SELECT question_id FROM signals WHERE baseline_run_id = ? AND diag_fingerprint = ?"
-            " AND degraded = 0", (baseline_run_id, diag_fingerprint))
-        return {r[0] for r in cursor}
+        """Questions with a finished diagnosis: not degraded (retried) and not a T0 INFRA row
+        (an answer that is no longer INFRA, e.g. after infra_stop_reasons changed, is judged)."""
+        with sqlite_errors(self.path, "read"):
+            cursor = self._conn.execute(
+                "SELECT question_id FROM signals WHERE baseline_run_id = ? AND "
+                "diag_fingerprint = ? AND degraded = 0 AND infra = 0",
+                (baseline_run_id, diag_fingerprint))
+            return {r[0] for r in cursor}
+
+    def delete_run(self, baseline_run_id: str) -> int:
+        """Delete every signal row and lease of a run (re-imported answers); returns the rows."""
+        with sqlite_errors(self.path, "write"), self._conn:
+            gone = self._conn.execute("DELETE FROM signals WHERE baseline_run_id = ?",
+                                      (baseline_run_id,)).rowcount
+            self._conn.execute("DELETE FROM leases WHERE baseline_run_id = ?", (baseline_run_id,))
+        return int(gone)
+
+    # -- leases: a question is sent to the judge by one live worker at a time --------------
+
+    def _live(self, host: str, pid: int, expires_at: float, now: float, me: LeaseOwner) -> bool:
+        if expires_at <= now:
+            return False
+        # a worker of this host whose process is gone holds nothing (SIGKILL, power loss)
+        return not (host == me.host and pid != me.pid and not _pid_alive(pid))
+
+    def claim(self, baseline_run_id: str, diag_fingerprint: str, candidates: list[str],
+              me: LeaseOwner, limit: int, ttl_s: float, retry_degraded: bool = True) -> Claim:
+        """Lease up to ``limit`` of ``candidates`` (in their order) that are not finished and not
+        leased by another live worker, in one transaction."""
+        now = time.time()
+        marks = ", ".join("?" for _ in candidates)
+        key = (baseline_run_id, diag_fingerprint, *candidates)
+        result = Claim([], [], [])
+        with sqlite_errors(self.path, "lease questions in"):
+            self._conn.commit()
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                done = {r[0] for r in self._conn.execute(
+                    "SELECT question_id FROM signals WHERE baseline_run_id = ? AND "
+                    f"diag_fingerprint = ? AND question_id IN ({marks}) AND infra = 0"
+                    + (" AND degraded = 0" if retry_degraded else ""), key)}
+                held = {r[0]: r[1:] for r in self._conn.execute(
+                    "SELECT question_id, owner, host, pid, expires_at FROM leases WHERE "
+                    f"baseline_run_id = ? AND diag_fingerprint = ? AND question_id IN ({marks})",
+                    key)}
+                for qid in candidates:
+                    if qid in done:
+                        continue
+                    lease = held.get(qid)
+                    if lease is not None and lease[0] != me.owner and self._live(
+                            lease[1], lease[2], lease[3], now, me):
+                        result.foreign.append(qid)
+                    elif len(result.claimed) < limit:
+                        result.claimed.append(qid)
+                    else:
+                        result.unclaimed.append(qid)
+                self._conn.executemany(
+                    "INSERT OR REPLACE INTO leases VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    [(baseline_run_id, diag_fingerprint, qid, me.owner, me.host, me.pid,
+                      now + ttl_s, now) for qid in result.claimed])
+                self._conn.commit()
+            except BaseException:
+                self._conn.rollback()
+                raise
+        return result
+
+    def foreign_leases(self, baseline_run_id: str, diag_fingerprint: str,
+                       question_ids: Iterable[str], me: LeaseOwner) -> ForeignLeases:
+        """Live leases of other workers among ``question_ids``."""
+        wanted = set(question_ids)
+        now = time.time()
+        holders: dict[str, int] = {}
+        count = 0
+        with sqlite_errors(self.path, "read"):
+            for qid, owner, host, pid, expires in self._conn.execute(
+                    "SELECT question_id, owner, host, pid, expires_at FROM leases WHERE "
+                    "baseline_run_id = ? AND diag_fingerprint = ?",
+                    (baseline_run_id, diag_fingerprint)):
+                if qid in wanted and owner != me.owner and self._live(host, pid, expires, now,
+                                                                       me):
+                    count += 1
+                    holders[f"host {host} pid {pid}"] = 1
+        return ForeignLeases(count, tuple(sorted(holders)))
+
+    def heartbeat(self, me: LeaseOwner, ttl_s: float) -> None:
+        """Extend every lease ``me`` holds."""
+        now = time.time()
+        with sqlite_errors(self.path, "write"), self._conn:
+            self._conn.execute("UPDATE leases SET expires_at = ?, heartbeat_at = ? WHERE "
+                               "owner = ?", (now + ttl_s, now, me.owner))
+
+    def release(self, me: LeaseOwner) -> None:
+        """Drop every lease ``me`` still holds (a pass that ended, finished or not)."""
+        with sqlite_errors(self.path, "write"), self._conn:
+            self._conn.execute("DELETE FROM leases WHERE owner = ?", (me.owner,))
 
     # -- the judge's response cache: only valid responses are ever put here ----------------
 
     def cache_get(self, key: str) -> str | None:
         row = self._conn.execute("SELECT response FROM llm_cache WHERE key = ?", (key,)).fetchone()
         return row[0] if row else None
+
+    def cache_has(self, keys: Iterable[str]) -> set[str]:
+        """Which of ``keys`` the response cache holds (the dry run's estimate)."""
+        keys = list(keys)
+        found: set[str] = set()
+        for start in range(0, len(keys), 500):
+            chunk = keys[start:start + 500]
+            found.update(r[0] for r in self._conn.execute(
+                f"SELECT key FROM llm_cache WHERE key IN ({', '.join('?' for _ in chunk)})",
+                chunk))
+        return found
 
     def cache_put(self, key: str, response: str) -> None:
         """Written in the open transaction: committed together with the diagnosis row that
@@ -183,7 +439,8 @@ class SignalStore:
 
     def flush(self) -> None:
         """Commit what is pending (telemetry and cache rows written since the last row)."""
-        self._conn.commit()
+        with sqlite_errors(self.path, "write"):
+            self._conn.commit()
 
     # -- per-call telemetry -----------------------------------------------------------------
 
@@ -191,7 +448,9 @@ class SignalStore:
                     latency_ms: float, prompt_tokens: int = 0, completion_tokens: int = 0,
                     cache_hit: bool = False, reported_model: str | None = None) -> None:
         """One telemetry row, committed with the next diagnosis row or ``flush`` (one commit
-        per finished diagnosis instead of three)."""
+        per finished diagnosis instead of three). Statuses: ``ok``, ``invalid_output`` (an
+        HTTP 200 whose answer is not a valid diagnosis), ``cache_hit`` (no call, no tokens
+        spent), an HTTP status, ``timeout``, ``connection_error``, ..."""
         self._conn.execute(
             "INSERT INTO llm_calls VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (fingerprint, question_id, attempt, status, latency_ms, prompt_tokens,
@@ -210,5 +469,24 @@ class SignalStore:
                                   (fingerprint,))
         return {r[0]: int(r[1]) for r in rows}
 
+    def latency_by_status(self, fingerprint: str) -> dict[str, dict[str, float]]:
+        """p50 / p95 latency (ms) and count per call status (cache hits left out), timeouts
+        and failures included: a hung request held its slot for that long."""
+        by_status: dict[str, list[float]] = {}
+        for status, latency in self._conn.execute(
+                "SELECT status, latency_ms FROM llm_calls WHERE diag_fingerprint = ? AND "
+                "cache_hit = 0 ORDER BY latency_ms", (fingerprint,)):
+            by_status.setdefault(status, []).append(float(latency))
+        return {status: {"n": len(lat), "p50_ms": round(_quantile(lat, 0.5), 1),
+                         "p95_ms": round(_quantile(lat, 0.95), 1)}
+                for status, lat in sorted(by_status.items())}
+
     def count(self) -> int:
         return int(self._conn.execute("SELECT COUNT(*) FROM signals").fetchone()[0])
+
+
+def _quantile(sorted_values: list[float], q: float) -> float:
+    """Nearest-rank quantile of sorted values."""
+    if not sorted_values:
+        return 0.0
+    return sorted_values[min(len(sorted_values) - 1, max(0, int(q * len(sorted_values) + 0.5) - 1))]

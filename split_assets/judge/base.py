@@ -1,37 +1,18 @@
-"""The judge interface: what a judge reads (a case), what it returns (a diagnosis)."""
+"""The judge interface: what a judge reads (a case) and what a diagnosis cost (an outcome).
+Not part of any judge's fingerprint: the verdict's schema lives in ``schema.py``."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Protocol
-
-from pydantic import BaseModel, ConfigDict, Field
+from typing import Any, Protocol
 
 from split_assets.data.benchmark import Question
 from split_assets.data.harness import CanonicalPrediction, TraceStep
 from split_assets.data.store import Skill, VideoTree
+from split_assets.judge.schema import Diagnosis
 
-ErrorType = Literal["perception", "temporal_grounding", "retrieval", "reasoning", "knowledge",
-                    "instruction_following", "other"]
-CauseCategory = Literal["missed_evidence", "misread_evidence", "insufficient_evidence",
-                        "confirmation_bias", "skill_nonadherence", "flawed_inference",
-                        "ambiguous_item", "other"]
-
-
-class Diagnosis(BaseModel):
-    """The structured verdict on one wrong answer (SPEC §7)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    tier: Literal["T1", "T2"]
-    error_type: ErrorType
-    cause_category: CauseCategory
-    evolution_target: str | None = Field(
-        default=None, pattern=r"^(skill|prompt|tool):[A-Za-z0-9_.\-]+$")
-    rationale: str = Field(min_length=1, max_length=2000)
-    confidence: float = Field(ge=0.0, le=1.0)
-
+__all__ = ["Diagnosis", "Judge", "JudgeCase", "JudgeOutcome"]
 
 @dataclass(frozen=True)
 class JudgeCase:
@@ -86,6 +67,11 @@ class Judge(Protocol):
 
     def estimated_tokens(self, case: JudgeCase, templates: dict[str, str]) -> int:
         """Tokens a diagnosis of ``case`` is expected to cost (0 for offline judges)."""
+        ...
+
+    def request_key(self, case: JudgeCase, templates: dict[str, str]) -> str | None:
+        """The response-cache key of the call a diagnosis of ``case`` makes first (None for
+        offline judges)."""
         ...
 
     def start(self, store: Any, fingerprint: str, templates: dict[str, str]) -> None:

@@ -17,7 +17,7 @@ import threading
 import time
 from collections.abc import Awaitable, Callable
 from concurrent.futures import Future
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from email.utils import parsedate_to_datetime
 from typing import Any
 
@@ -31,7 +31,9 @@ from openai.types.chat import ChatCompletionChunk
 from split_assets.config import OpenAIJudgeConfig
 from split_assets.data.signals import SignalStore
 from split_assets.errors import RunFailure, UserError
+from split_assets.judge.base import JudgeOutcome
 from split_assets.lib.canonical import sha256_hex
+from split_assets.lib.failpoints import failpoint
 
 KEY_VAR = "OPENAI_API_KEY"
 URL_VAR = "OPENAI_BASE_URL"
@@ -66,6 +68,8 @@ class Reply:
     latency_ms: float = 0.0
     cache_hit: bool = False
     attempts: int = 0
+    parsed: Any = None  # what the caller's parser made of the text
+    error: str | None = None  # why the caller's parser refused the text (invalid output)
 
 
 @dataclass(frozen=True)
@@ -132,9 +136,10 @@ class CircuitBreaker:
 
     def check(self) -> None:
         if self.is_open:
-            raise BreakerOpen(f"the endpoint failed {self.consecutive} times in a row",
-                              URL_VAR, "check the endpoint, then materialize again: finished "
-                                       "diagnoses are kept and not paid twice")
+            raise BreakerOpen(f"the endpoint failed {self.threshold} attempts in a row "
+                              f"(diag.openai.breaker_threshold: {self.threshold})", URL_VAR,
+                              "check the endpoint, then materialize again: finished "
+                              "diagnoses are kept and not paid twice")
 
 
 def _retry_after(exc: Exception) -> float | None:
@@ -149,6 +154,44 @@ def _retry_after(exc: Exception) -> float | None:
             return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
         except (TypeError, ValueError):
             return None
+
+
+def request_params(settings: OpenAIJudgeConfig) -> dict[str, Any]:
+    """The call settings sent with every request."""
+    params: dict[str, Any] = {"temperature": settings.temperature,
+                              "max_tokens": settings.max_tokens}
+    if settings.json_mode:
+        params["response_format"] = {"type": "json_object"}
+    return params
+
+
+def prepare_request(settings: OpenAIJudgeConfig, model: str,
+                    messages: list[dict[str, str]]) -> Prepared:
+    """A request's body as canonical JSON and its sha256 (the response cache's key)."""
+    body = orjson.dumps({"model": model, "messages": messages, **request_params(settings)},
+                        option=orjson.OPT_SORT_KEYS)
+    return Prepared(messages, body, sha256_hex(body))
+
+
+def _parsed(reply: Reply, parse: Callable[[str], Any] | None) -> Reply:
+    if parse is None:
+        return reply
+    try:
+        return replace(reply, parsed=parse(reply.text))
+    except ValueError as exc:
+        return replace(reply, error=str(exc))
+
+
+def outcome_of(diagnosis: Any, reason: str | None, spent: list[Reply]) -> JudgeOutcome:
+    """What a diagnosis cost: calls made, cache hits, tokens spent (cache hits spend none)."""
+    return JudgeOutcome(
+        diagnosis=diagnosis, degraded_reason=reason,
+        calls=sum(r.attempts for r in spent), cache_hits=sum(r.cache_hit for r in spent),
+        prompt_tokens=sum(r.prompt_tokens for r in spent),
+        completion_tokens=sum(r.completion_tokens for r in spent),
+        latency_ms=sum(r.latency_ms for r in spent),
+        reported_model=next((r.reported_model for r in reversed(spent) if r.reported_model),
+                            None))
 
 
 _TLS: dict[tuple[str | None, str | None], Future[ssl.SSLContext]] = {}
@@ -203,18 +246,12 @@ class GovernedClient:
         await self._client.close()
 
     def params(self) -> dict[str, Any]:
-        params: dict[str, Any] = {"temperature": self.settings.temperature,
-                                  "max_tokens": self.settings.max_tokens}
-        if self.settings.json_mode:
-            params["response_format"] = {"type": "json_object"}
-        return params
+        return request_params(self.settings)
 
     def prepare(self, messages: list[dict[str, str]]) -> Prepared:
         """The request body (model, messages, parameters as canonical JSON) and its sha256, the
         response cache's key. Encoded once: the same bytes are hashed and sent."""
-        body = orjson.dumps({"model": self.model, "messages": messages, **self.params()},
-                            option=orjson.OPT_SORT_KEYS)
-        return Prepared(messages, body, sha256_hex(body))
+        return prepare_request(self.settings, self.model, messages)
 
     def remember(self, key: str, reply: Reply) -> None:
         """Cache a reply the caller validated (only valid responses are ever cached)."""
@@ -223,15 +260,21 @@ class GovernedClient:
                       "completion_tokens": reply.completion_tokens,
                       "reported_model": reply.reported_model}
             self.store.cache_put(key, orjson.dumps(record).decode())
+            failpoint("judge.remembered")
 
-    async def complete(self, request: Prepared, question_id: str) -> Reply:
-        """One logical call: from the cache, or through the retry loop."""
+    async def complete(self, request: Prepared, question_id: str,
+                       parse: Callable[[str], Any] | None = None) -> Reply:
+        """One logical call: from the cache, or through the retry loop. ``parse`` turns the
+        text into what the caller wants; a ValueError from it marks the reply invalid (its own
+        telemetry status, ``invalid_output``; ``Reply.error`` says why)."""
         cached = self.store.cache_get(request.key)
         if cached is not None:
-            reply = Reply(**orjson.loads(cached), cache_hit=True)
+            # a cache hit spends nothing: no call, no tokens (the original cost is not repeated)
+            record = orjson.loads(cached)
+            reply = Reply(record["text"], 0, 0, record.get("reported_model"), cache_hit=True)
             self.store.record_call(self.fingerprint, question_id, 0, "cache_hit", 0.0,
                                    cache_hit=True, reported_model=reply.reported_model)
-            return reply
+            return _parsed(reply, parse)
         s = self.settings
         for attempt in range(s.max_retries + 1):
             if self._fatal is not None:
@@ -279,11 +322,13 @@ class GovernedClient:
                 # this one is parsed and stored (a slot idles for none of that work)
                 await asyncio.sleep(0)
                 self.breaker.success()
-                self.store.record_call(self.fingerprint, question_id, attempt, "ok", latency,
+                done = _parsed(Reply(reply.text, reply.prompt_tokens, reply.completion_tokens,
+                                     reply.reported_model, latency, False, attempt + 1), parse)
+                self.store.record_call(self.fingerprint, question_id, attempt,
+                                       "ok" if done.error is None else "invalid_output", latency,
                                        reply.prompt_tokens, reply.completion_tokens, False,
                                        reply.reported_model)
-                return Reply(reply.text, reply.prompt_tokens, reply.completion_tokens,
-                             reply.reported_model, latency, False, attempt + 1)
+                return done
             self._record(question_id, attempt, status, started)
             self.breaker.failure()
             if attempt == s.max_retries:

@@ -12,9 +12,17 @@ from pydantic import ValidationError
 
 from split_assets.config import DiagConfig
 from split_assets.data.signals import SignalStore
-from split_assets.judge.base import Diagnosis, JudgeCase, JudgeOutcome
-from split_assets.judge.governed import CallFailed, GovernedClient, Reply, tls_context
+from split_assets.judge.base import JudgeCase, JudgeOutcome
+from split_assets.judge.governed import (
+    CallFailed,
+    GovernedClient,
+    Reply,
+    outcome_of,
+    prepare_request,
+    tls_context,
+)
 from split_assets.judge.render import render_messages, templates_for
+from split_assets.judge.schema import Diagnosis
 
 _FENCE = re.compile(r"^```(?:json)?\s*|\s*```$", re.MULTILINE)
 REPAIR = ("That answer is not a valid diagnosis: {error}. Answer again with ONE JSON object "
@@ -59,8 +67,10 @@ class OpenAIJudge:
 
     def source_files(self) -> list[Path]:
         here = Path(__file__).resolve().parent
-        return [here / name for name in ("openai_judge.py", "governed.py", "render.py",
-                                         "base.py")]
+        # what decides a verdict: the schema, the prompts' rendering, the repair loop; the
+        # governed client (retries, telemetry, cache) is left out, so fixing it never forces a
+        # paid re-diagnosis
+        return [here / name for name in ("openai_judge.py", "render.py", "schema.py")]
 
     def estimated_calls_per_question(self) -> int:
         return 1
@@ -69,6 +79,11 @@ class OpenAIJudge:
         """Prompt characters / 4 plus a quarter of the completion budget."""
         chars = sum(len(m["content"]) for m in render_messages(templates, case, self.context))
         return chars // 4 + self.diag.openai.max_tokens // 4
+
+    def request_key(self, case: JudgeCase, templates: dict[str, str]) -> str | None:
+        """The response-cache key of the first call for ``case`` (the dry run's estimate)."""
+        messages = render_messages(templates, case, self.context)
+        return prepare_request(self.diag.openai, self.diag.model, messages).key
 
     def start(self, store: SignalStore, fingerprint: str, templates: dict[str, str]) -> None:
         """Open the governed client (inside the event loop that will diagnose)."""
@@ -92,29 +107,17 @@ class OpenAIJudge:
         for _ in range(2):  # the call, then at most one repair call showing the error
             request = self._client.prepare(messages)
             try:
-                reply = await self._client.complete(request, case.question.question_id)
+                reply = await self._client.complete(request, case.question.question_id,
+                                                    parse_diagnosis)
             except CallFailed as exc:
                 reason = str(exc)
                 break
             spent.append(reply)
-            try:
-                diagnosis = parse_diagnosis(reply.text)
-            except ValueError as exc:
-                reason = f"invalid output: {exc}"
+            if reply.error is not None:
+                reason = f"invalid output: {reply.error}"
                 messages = [*messages, {"role": "assistant", "content": reply.text},
-                            {"role": "user", "content": REPAIR.format(error=exc)}]
+                            {"role": "user", "content": REPAIR.format(error=reply.error)}]
                 continue
             self._client.remember(request.key, reply)
-            return _outcome(diagnosis, None, spent)
-        return _outcome(None, reason, spent)
-
-
-def _outcome(diagnosis: Diagnosis | None, reason: str | None, spent: list[Reply]) -> JudgeOutcome:
-    return JudgeOutcome(
-        diagnosis=diagnosis, degraded_reason=reason,
-        calls=sum(r.attempts for r in spent), cache_hits=sum(r.cache_hit for r in spent),
-        prompt_tokens=sum(r.prompt_tokens for r in spent),
-        completion_tokens=sum(r.completion_tokens for r in spent),
-        latency_ms=sum(r.latency_ms for r in spent),
-        reported_model=next((r.reported_model for r in reversed(spent) if r.reported_model),
-                            None))
+            return outcome_of(reply.parsed, None, spent)
+        return outcome_of(None, reason, spent)

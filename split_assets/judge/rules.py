@@ -27,7 +27,8 @@ from typing import Any
 from split_assets.config import RulesJudgeConfig
 from split_assets.data.store import Skill
 from split_assets.errors import InputError
-from split_assets.judge.base import Diagnosis, JudgeCase, JudgeOutcome
+from split_assets.judge.base import JudgeCase, JudgeOutcome
+from split_assets.judge.schema import Diagnosis
 
 # The error type a wrong answer of each Video-MME task type most plausibly shows.
 ERROR_TYPE_BY_TASK: dict[str, str] = {
@@ -77,13 +78,16 @@ class RulesJudge:
 
     def source_files(self) -> list[Path]:
         here = Path(__file__).resolve().parent
-        return [here / "rules.py", here / "base.py"]
+        return [here / "rules.py", here / "schema.py"]  # what decides a verdict, nothing else
 
     def estimated_calls_per_question(self) -> int:
         return 0
 
     def estimated_tokens(self, case: JudgeCase, templates: dict[str, str]) -> int:
         return 0
+
+    def request_key(self, case: JudgeCase, templates: dict[str, str]) -> str | None:
+        return None  # no endpoint, no cache
 
     def start(self, store: Any, fingerprint: str, templates: dict[str, str]) -> None:
         """Nothing to open: the rules judge reads only the case."""

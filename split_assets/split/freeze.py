@@ -2,18 +2,32 @@
 
 from __future__ import annotations
 
+import errno
+import json
+import os
+import shutil
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from split_assets.errors import RunFailure
-from split_assets.lib.canonical import atomic_write_bytes, canonical_bytes, digest_of, sha256_hex
+from split_assets.errors import InputError, RunFailure
+from split_assets.lib.canonical import (
+    UMASK,
+    atomic_write_bytes,
+    canonical_bytes,
+    digest_of,
+    sha256_hex,
+)
+from split_assets.lib.failpoints import failpoint
 from split_assets.split.problem import SplitProblem, SplitQuestion
 from split_assets.split.selection import Selection
 from split_assets.split.stats import accuracy, deviation_rows, t2_by_type, tier_counts
 
 SCHEMA_VERSION = 1
 POOLS = ("train", "validation", "test")
+POOLS_FILE = "pools.json"
+MANIFEST_FILE = "split_manifest.json"
 
 
 def split_id(baseline_run_id: str, video_split: dict[str, Any]) -> str:
@@ -60,7 +74,8 @@ def pool_questions(problem: SplitProblem, frozen: FrozenSplit) -> dict[str, list
 def manifest(problem: SplitProblem, frozen: FrozenSplit, *, generated_at: str,
              split: str, fingerprint: str, fingerprint_components: dict[str, Any],
              config_snapshot: dict[str, Any], input_digests: dict[str, str],
-             val_wrong_min: int, power: dict[str, Any] | None = None) -> dict[str, Any]:
+             val_wrong_min: int, power: dict[str, Any] | None = None,
+             degraded: dict[str, Any] | None = None) -> dict[str, Any]:
     """The manifest: provenance, figures and digests; no clock durations, no absolute paths."""
     by_pool = pool_questions(problem, frozen)
     trainval = by_pool["train"] + by_pool["validation"]
@@ -92,6 +107,7 @@ def manifest(problem: SplitProblem, frozen: FrozenSplit, *, generated_at: str,
         "validation_wrong": sum(not q.correct for q in by_pool["validation"]),
         "val_wrong_min": val_wrong_min,
         "power": power or {},
+        "degraded": degraded or {"allowed": 0, "question_ids": []},
     }
 
 
@@ -108,18 +124,101 @@ def _distribution(problem: SplitProblem,
 
 
 def write_frozen(out_dir: Path, frozen: FrozenSplit, manifest_doc: dict[str, Any]) -> None:
-    """Write pools.json and split_manifest.json atomically.
+    """Write pools.json and split_manifest.json so that both appear together or not at all:
+    into a temporary folder beside ``out_dir``, then renamed into place.
 
-    A frozen pools.json is never overwritten with different bytes: that would mean the same
-    inputs gave a different split (a determinism bug), so it fails loud instead.
+    A frozen pools.json is never overwritten with different bytes. When it exists with the
+    same bytes only the manifest is replaced (atomically); with other bytes, the error names
+    the inputs whose digests changed since it was frozen (nothing changed: a determinism bug).
     """
-    pools_path = out_dir / "pools.json"
-    if pools_path.exists() and pools_path.read_bytes() != frozen.data:
-        raise RunFailure(f"frozen pools differ from the existing file (sha256 "
-                         f"{sha256_hex(pools_path.read_bytes())[:12]} on disk, "
-                         f"{frozen.sha256[:12]} now)", str(pools_path),
-                         "the same inputs must give the same split: report this as a bug; move "
-                         "the old folder away to re-freeze deliberately")
-    if not pools_path.exists():
-        atomic_write_bytes(pools_path, frozen.data)
-    atomic_write_bytes(out_dir / "split_manifest.json", canonical_bytes(manifest_doc))
+    pools_path, manifest_path = out_dir / POOLS_FILE, out_dir / MANIFEST_FILE
+    manifest_data = canonical_bytes(manifest_doc)
+    if pools_path.exists():
+        _same_split_or_fail(pools_path, manifest_path, frozen, manifest_doc)
+        atomic_write_bytes(manifest_path, manifest_data)
+        return
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    _remove_stale_temporaries(out_dir)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.{os.getpid()}.", suffix=".tmp",
+                                dir=out_dir.parent))
+    try:
+        failpoint("freeze.tmp_created")
+        _write_synced(tmp / POOLS_FILE, frozen.data)
+        failpoint("freeze.pools_written")
+        _write_synced(tmp / MANIFEST_FILE, manifest_data)
+        failpoint("freeze.manifest_written")
+        os.chmod(tmp, 0o777 & ~UMASK)  # mkdtemp makes it private; the split folder is not
+        try:
+            os.rename(tmp, out_dir)
+        except OSError as exc:
+            if exc.errno not in (errno.ENOTEMPTY, errno.EEXIST):
+                raise
+            # out_dir exists: another run froze it meanwhile, or it holds only other files
+            if pools_path.exists():
+                _same_split_or_fail(pools_path, manifest_path, frozen, manifest_doc)
+            else:  # manifest first: a pools.json is never visible without its manifest
+                os.replace(tmp / MANIFEST_FILE, manifest_path)
+                failpoint("freeze.manifest_moved")
+                os.replace(tmp / POOLS_FILE, pools_path)
+        failpoint("freeze.renamed")
+        _fsync_dir(out_dir.parent)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _same_split_or_fail(pools_path: Path, manifest_path: Path, frozen: FrozenSplit,
+                        manifest_doc: dict[str, Any]) -> None:
+    existing = pools_path.read_bytes()
+    if existing == frozen.data:
+        return
+    changed: list[str] = []
+    try:
+        old = json.loads(manifest_path.read_bytes()).get("input_digests", {})
+        new = manifest_doc.get("input_digests", {})
+        changed = sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k))
+    except (OSError, ValueError):
+        pass
+    shas = f"sha256 {sha256_hex(existing)[:12]} on disk, {frozen.sha256[:12]} now"
+    if changed:
+        raise InputError(f"the inputs changed since this split was frozen ({', '.join(changed)};"
+                         f" {shas})", str(pools_path),
+                         "a frozen split is never overwritten: restore the inputs, or move the "
+                         "split folder away to freeze a new split deliberately")
+    raise RunFailure(f"frozen pools differ from the existing file ({shas}) although no input "
+                     "digest changed", str(pools_path),
+                     "the same inputs must give the same split: report this as a bug; move the "
+                     "old folder away to re-freeze deliberately")
+
+
+def _write_synced(path: Path, data: bytes) -> None:
+    with open(path, "wb") as handle:
+        handle.write(data)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.chmod(path, 0o666 & ~UMASK)
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _remove_stale_temporaries(out_dir: Path) -> None:
+    """Temporary split folders left by a freeze that was killed (its process is gone)."""
+    for tmp in out_dir.parent.glob(f".{out_dir.name}.*.tmp"):
+        pid = tmp.name.split(".")[2] if tmp.name.count(".") >= 3 else ""
+        if pid.isdigit() and not _alive(int(pid)):
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

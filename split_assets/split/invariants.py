@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from split_assets.lib.canonical import sha256_hex
@@ -25,10 +24,11 @@ class InvariantResult:
     figures: dict[str, Any]
 
 
-def verify(problem: SplitProblem, pools_path: Path,
-           expected_sha256: str | None = None) -> list[InvariantResult]:
-    """Check all six invariants of ``pools_path`` against the problem it was built from."""
-    data = pools_path.read_bytes()
+def verify(problem: SplitProblem, data: bytes,
+           expected_sha256: str | None) -> list[InvariantResult]:
+    """Check all six invariants of a pools.json's bytes against the problem it was built from.
+    ``expected_sha256`` is the manifest's pools_sha256; None (no manifest) fails the last
+    invariant rather than comparing the file with itself."""
     doc = json.loads(data)
     pools: dict[str, list[str]] = doc["pools"]
     results = []
@@ -80,8 +80,47 @@ def verify(problem: SplitProblem, pools_path: Path,
                                    {"max_deviation": round(worst, 6), "epsilon": problem.epsilon}))
 
     actual = sha256_hex(data)
-    expected = expected_sha256 or actual
-    results.append(InvariantResult("pools_sha256_matches", actual == expected,
-                                   f"file {actual[:12]}, expected {expected[:12]}",
-                                   {"sha256": actual, "expected": expected}))
+    if expected_sha256 is None:
+        results.append(InvariantResult("pools_sha256_matches", False,
+                                       f"file {actual[:12]}, but no split_manifest.json beside "
+                                       "it to compare with", {"sha256": actual,
+                                                               "expected": "(no manifest)"}))
+    else:
+        results.append(InvariantResult("pools_sha256_matches", actual == expected_sha256,
+                                       f"file {actual[:12]}, expected {expected_sha256[:12]}",
+                                       {"sha256": actual, "expected": expected_sha256}))
+    return results
+
+
+def rederived(problem: SplitProblem, data: bytes) -> list[InvariantResult]:
+    """What ``verify`` re-derives from the config's inputs beyond the six invariants: pool
+    sizes from n_trainval and val_ratio, each pool's videos against its questions, and the
+    baseline correctness recorded in the file against the baseline run."""
+    doc = json.loads(data)
+    videos, pools = doc["videos"], doc["pools"]
+    results = []
+    trainval = len(videos["train"]) + len(videos["validation"])
+    sizes_ok = (trainval == problem.n_trainval
+                and len(videos["validation"]) == problem.n_validation)
+    results.append(InvariantResult(
+        "pool_sizes", sizes_ok,
+        f"trainval {trainval} videos (n_trainval {problem.n_trainval}), validation "
+        f"{len(videos['validation'])} (expected {problem.n_validation})",
+        {"trainval": trainval, "validation": len(videos["validation"])}))
+    mismatched = []
+    for name, vids in videos.items():
+        expected = sorted(q.question_id for v in vids for q in problem.videos.get(v, []))
+        if expected != sorted(pools.get(name, [])):
+            mismatched.append(name)
+    results.append(InvariantResult(
+        "videos_match_questions", not mismatched,
+        f"pool(s) whose videos do not hold exactly their questions: {', '.join(mismatched)}"
+        if mismatched else "every pool's videos hold exactly its questions",
+        {"mismatched": ",".join(mismatched)}))
+    truth = {q.question_id: q.correct for q in problem.questions}
+    differ = sorted(q for q, ok in doc["correctness"].items() if truth.get(q) is not ok)
+    results.append(InvariantResult(
+        "correctness_matches_run", not differ and len(doc["correctness"]) == len(truth),
+        f"{len(differ)} question(s) whose recorded correctness differs from the baseline run"
+        + (f" (e.g. {', '.join(differ[:3])})" if differ else ""), {"differ": len(differ)}))
     return results

@@ -1,0 +1,23 @@
+"""Failpoints for the crash tests: ``SPLIT_ASSETS_KILL_AT=<point>[:<n>]`` kills the process with
+SIGKILL the n-th time (default: first) it reaches ``failpoint(<point>)``. Unset (always, outside
+the tests) a failpoint costs one dict lookup."""
+
+from __future__ import annotations
+
+import os
+import signal
+
+_ENV = "SPLIT_ASSETS_KILL_AT"
+_target = os.environ.get(_ENV, "")
+_point, _, _nth = _target.partition(":")
+_hits = 0
+
+
+def failpoint(name: str) -> None:
+    """Die here when the environment names this point (tests only)."""
+    global _hits
+    if not _point or name != _point:
+        return
+    _hits += 1
+    if _hits >= int(_nth or 1):
+        os.kill(os.getpid(), signal.SIGKILL)
