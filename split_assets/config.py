@@ -1,19 +1,30 @@
 """The config file (``config/video_split.yaml``): pydantic models, loading and validation.
 
 Paths in the file are resolved against the folder that holds the file. Unknown keys are errors
-with the closest valid key suggested; required keys have no default.
+with the closest valid key suggested; required keys have no default. Validation is strict: no
+string, bool or float where an integer is meant (a float key still takes an integer), and a
+key written twice in the YAML is an error rather than "the last one wins".
 """
 
 from __future__ import annotations
 
 import difflib
+import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from split_assets.errors import ConfigError
 
@@ -22,7 +33,8 @@ CONFIG_ENV_VAR = "SPLIT_ASSETS_CONFIG"
 
 
 class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # strict: "600", true or 7.0 are not integers; a float key still accepts an integer
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
 
 class VideoSplitConfig(_Section):
@@ -48,6 +60,16 @@ class VideoSplitConfig(_Section):
         for task_type, floor in self.floor_k.items():
             if floor < 0:
                 raise ValueError(f"floor_k[{task_type!r}] must be >= 0, got {floor}")
+
+    @model_validator(mode="after")
+    def _train_pool_not_empty(self) -> VideoSplitConfig:
+        n_val = math.floor(self.val_ratio * self.n_trainval + 0.5)
+        if n_val >= self.n_trainval:
+            raise ValueError(
+                f"val_ratio {self.val_ratio} leaves no training videos: floor(val_ratio * "
+                f"n_trainval + 0.5) = {n_val} of the {self.n_trainval} trainval videos would be "
+                "validation; lower val_ratio (e.g. 0.3) or raise n_trainval")
+        return self
 
     @field_validator("balance")
     @classmethod
@@ -253,6 +275,44 @@ def _unknown_keys(raw: Any, model: type[BaseModel], prefix: str) -> list[str]:
     return messages
 
 
+class _DuplicateKeyError(yaml.YAMLError):
+    """A mapping of the config file holds the same key twice."""
+
+    def __init__(self, key: str, line: int, first_line: int) -> None:
+        super().__init__(f"duplicate key {key!r} on line {line}")
+        self.key = key
+        self.line = line
+        self.first_line = first_line
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """``yaml.SafeLoader`` that refuses a key written twice in one mapping (PyYAML keeps the
+    last one silently). Keys brought in by a merge (``<<``) may still be overridden."""
+
+    def __init__(self, stream: Any) -> None:
+        super().__init__(stream)
+        self._prefixes: dict[int, str] = {}  # id(mapping node) -> its dotted path + "."
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        if isinstance(node, yaml.MappingNode):
+            prefix = self._prefixes.get(id(node), "")
+            seen: dict[Any, int] = {}
+            for key_node, value_node in node.value:
+                if key_node.tag == "tag:yaml.org,2002:merge":
+                    continue
+                key = self.construct_object(key_node, deep=True)
+                try:
+                    hash(key)
+                except TypeError:
+                    continue  # the base constructor reports unhashable keys
+                self._prefixes[id(value_node)] = f"{prefix}{key}."
+                line = key_node.start_mark.line + 1
+                if key in seen:
+                    raise _DuplicateKeyError(f"{prefix}{key}", line, seen[key])
+                seen[key] = line
+        return super().construct_mapping(node, deep=deep)
+
+
 def _describe(error: dict[str, Any]) -> str:
     loc = ".".join(str(part) for part in error["loc"])
     if error["type"] == "missing":
@@ -281,7 +341,26 @@ def parse_config(raw: Any, path: Path) -> LoadedConfig:
         problems = "; ".join(_describe(e) for e in exc.errors())
         raise ConfigError(f"invalid config: {problems}", where,
                           "fix these keys (README 'Configuration' lists every key)") from None
-    return LoadedConfig(config=config, path=path.resolve())
+    loaded = LoadedConfig(config=config, path=path.resolve())
+    _check_signals_not_harness(loaded, where)
+    return loaded
+
+
+def _check_signals_not_harness(loaded: LoadedConfig, where: str) -> None:
+    """The harness db is the agent's and is opened read-only: the signal store (which the
+    pipeline writes) must never be that file, by path, symlink or hard link."""
+    paths = loaded.paths
+    same = paths.signals_db == paths.harness_db
+    if not same and paths.signals_db.exists() and paths.harness_db.exists():
+        try:
+            same = os.path.samefile(paths.signals_db, paths.harness_db)
+        except OSError:
+            same = False
+    if same:
+        raise ConfigError(
+            f"paths.signals_db and paths.harness_db are the same file ({paths.harness_db})",
+            where, "the harness db is the agent's and is never written: point paths.signals_db "
+                   "at another file (e.g. signals.db)")
 
 
 def load_config(path: Path | str | None = None) -> LoadedConfig:
@@ -292,7 +371,19 @@ def load_config(path: Path | str | None = None) -> LoadedConfig:
                           config_path_from_env() else "--config",
                           "pass --config PATH or set SPLIT_ASSETS_CONFIG to a video_split.yaml")
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"config file is not UTF-8 text (byte {exc.start}: {exc.reason})",
+                          str(path), "save the file as UTF-8") from None
+    except OSError as exc:
+        raise ConfigError(f"config file cannot be read: {exc.strerror or exc}", str(path),
+                          "check the file's permissions") from None
+    try:
+        raw = yaml.load(text, Loader=_UniqueKeyLoader)  # a SafeLoader: no arbitrary objects
+    except _DuplicateKeyError as exc:
+        raise ConfigError(f"duplicate key '{exc.key}' (line {exc.line}; first on line "
+                          f"{exc.first_line})", f"{path}:{exc.line}",
+                          "keep one of them: YAML would silently use the last") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         at = f"{path}:{mark.line + 1}" if mark is not None else str(path)

@@ -14,24 +14,31 @@ control run of the evaluation.
 
 A run id already present is refused unless ``replace``, which also deletes that run's signals.
 Everything is checked before anything is written; the benchmark and the config are written
-atomically and the run's rows in one transaction.
+atomically and the run's rows in one transaction. The config is read and written in ruamel.yaml's
+round-trip mode: an update keeps the user's comments, key order, quoting and layout.
 """
 
 from __future__ import annotations
 
+import io
 import json
 import math
+import re
 import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
+from ruamel.yaml import YAML
+from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.error import MarkedYAMLError, YAMLError
+from ruamel.yaml.representer import RoundTripRepresenter
 
 from split_assets.data.benchmark import Benchmark, load_benchmark, read_benchmark_files
 from split_assets.data.harness import extract_letter, run_ids
-from split_assets.data.signals import utc_now
-from split_assets.errors import InputError, UserError
+from split_assets.data.signals import SignalStore, utc_now
+from split_assets.errors import ConfigError, InputError, UserError
 from split_assets.lib.canonical import atomic_write_bytes
 
 BENCHMARK_FILE = "questions/videomme.json"
@@ -73,6 +80,7 @@ def import_videomme(results: Path, run_id: str, workspace: Path, replace: bool =
                     partial: bool = False) -> ImportSummary:
     """Import one official-layout results file as run ``run_id``."""
     _check_run_id(run_id)
+    _check_workspace(workspace)
     if not results.is_file():
         raise UserError(f"results file not found: {results}", "--results",
                         "pass the official-layout JSON results file")
@@ -101,20 +109,21 @@ def import_videomme(results: Path, run_id: str, workspace: Path, replace: bool =
         _check_matches(benchmark, from_file, results)
     _check_missing(set(benchmark.by_id) - set(answers), len(benchmark.by_id), results, partial)
     _check_run_free(workspace, run_id, replace)
+    config = workspace / CONFIG_FILE
+    doc = _load_config_doc(config) if config.exists() else None
     summary = ImportSummary(run_id, len(benchmark.by_id), 0, workspace)
     # everything checked: write
     if first:
         atomic_write_bytes(bench_path, bench_bytes)
         summary.created.append(BENCHMARK_FILE)
     _write_run(workspace, run_id, answers, replace, summary)
-    config = workspace / CONFIG_FILE
-    if not config.exists():
-        _write_config(config, benchmark, run_id, answers)
+    if doc is None:
+        _save_config(config, _new_config(benchmark, run_id, answers))
         summary.created.append(CONFIG_FILE)
         summary.notes.append(f"baseline_run_id: {run_id}; run it with: split-assets run "
                              f"--config {config}")
-    else:
-        _register(config, run_id, "reference", summary)
+    elif _register(doc, config, run_id, "reference", summary):
+        _save_config(config, doc)
     return summary
 
 
@@ -161,6 +170,7 @@ def import_predictions(jsonl: Path, run_id: str, workspace: Path, replace: bool 
                        partial: bool = False, role: str | None = None) -> ImportSummary:
     """Import flat prediction lines as run ``run_id`` against the workspace's benchmark."""
     _check_run_id(run_id)
+    _check_workspace(workspace)
     bench_dir = workspace / BENCHMARK_FILE
     if not bench_dir.is_file():
         raise UserError(f"no benchmark in {workspace} ({BENCHMARK_FILE})", "--workspace",
@@ -206,10 +216,11 @@ def import_predictions(jsonl: Path, run_id: str, workspace: Path, replace: bool 
         raise UserError(f"no {CONFIG_FILE} in {workspace} to register the run in",
                         "--role", "import the baseline with 'split-assets import videomme'")
     _check_run_free(workspace, run_id, replace)
+    doc = _load_config_doc(config) if role is not None else None
     summary = ImportSummary(run_id, len(benchmark.by_id), 0, workspace)
     _write_run(workspace, run_id, answers, replace, summary)
-    if role is not None:
-        _register(config, run_id, role, summary)
+    if doc is not None and role is not None and _register(doc, config, run_id, role, summary):
+        _save_config(config, doc)
     return summary
 
 
@@ -219,6 +230,12 @@ def _check_run_id(run_id: str) -> None:
     if not run_id or run_id.strip() != run_id or not run_id.isprintable():
         raise UserError(f"run id {run_id!r} is empty, has surrounding spaces or control "
                         "characters", "--run-id", "pass a plain run id such as gpt4o-2026-01")
+
+
+def _check_workspace(workspace: Path) -> None:
+    if workspace.exists() and not workspace.is_dir():
+        raise UserError(f"the workspace {workspace} is a file, not a folder", "--workspace",
+                        "pass a folder (the first import creates it)")
 
 
 def _text(value: Any) -> str | None:
@@ -245,7 +262,11 @@ def _write_run(workspace: Path, run_id: str, answers: dict[str, _Answer], replac
     db = workspace / HARNESS_DB
     db.parent.mkdir(parents=True, exist_ok=True)
     now = utc_now()
-    conn = sqlite3.connect(db)
+    try:
+        conn = sqlite3.connect(db)
+    except sqlite3.Error as exc:
+        raise UserError(f"could not open the harness db to write run {run_id!r}: {exc}", str(db),
+                        "make it a writable SQLite file (or remove it) and import again") from None
     try:
         with conn:
             conn.execute("CREATE TABLE IF NOT EXISTS predictions (run_id TEXT, question_id TEXT, "
@@ -270,26 +291,22 @@ def _write_run(workspace: Path, run_id: str, answers: dict[str, _Answer], replac
 
 
 def _delete_signals(signals: Path, run_id: str, summary: ImportSummary) -> None:
+    """Delete the run's signal rows and leases through the signal store (nothing to do when the
+    store does not exist yet); refused with one line when the store cannot be written."""
     if not signals.is_file():
         return
-    conn = sqlite3.connect(signals, timeout=5)
     try:
-        with conn:
-            gone = conn.execute("DELETE FROM signals WHERE baseline_run_id = ?",
-                                (run_id,)).rowcount
-    except sqlite3.OperationalError as exc:
-        if "no such table" not in str(exc):
-            raise UserError(f"could not delete the signals of run {run_id!r}: {exc}",
-                            str(signals), "stop the run using the signal store, then import "
-                                          "again (nothing was changed)") from None
-        gone = 0
-    finally:
-        conn.close()
+        with SignalStore(signals, timeout_s=5) as store:
+            gone = store.delete_run(run_id)
+    except UserError as exc:
+        raise UserError(f"could not delete the signals of run {run_id!r}: {exc.what}",
+                        str(signals), "stop the run using the signal store, then import again "
+                                      "(nothing was changed)") from None
     summary.notes.append(f"deleted {gone} signal row(s) of {run_id}")
 
 
-def _write_config(path: Path, benchmark: Benchmark, run_id: str,
-                  answers: dict[str, _Answer]) -> None:
+def _new_config(benchmark: Benchmark, run_id: str,
+                answers: dict[str, _Answer]) -> CommentedMap:
     """A config that runs as written: answer_only rules judge, no floors, test = 1/3 of the
     videos, epsilon wide enough for the test pool's granularity, the power check at 80 % of
     the wrong answers validation holds on average."""
@@ -303,7 +320,7 @@ def _write_config(path: Path, benchmark: Benchmark, run_id: str,
     val_ratio = 0.3
     n_val = int(val_ratio * n_trainval + 0.5)
     val_wrong_min = int(0.8 * wrong * n_val / max(n_videos, 1))
-    doc = {
+    doc = _commented({
         "video_split": {"baseline_run_id": run_id, "n_trainval": n_trainval, "epsilon": epsilon,
                         "report_floor": 30, "val_wrong_min": val_wrong_min,
                         "val_ratio": val_ratio, "seed": 7, "floor_k": {}},
@@ -312,48 +329,177 @@ def _write_config(path: Path, benchmark: Benchmark, run_id: str,
         "paths": {"questions_dir": "questions", "harness_db": HARNESS_DB,
                   "signals_db": SIGNALS_DB, "out_dir": "splits"},
         "evaluation": {"candidates": [], "control_run": None},
-    }
-    _write_yaml(path, doc)
+    })
+    doc.yaml_set_start_comment(_HEADER)
+    return doc
+
+
+def _commented(value: Any) -> Any:
+    """Plain dicts and lists as ruamel's round-trip types (empty ones in flow style: {} and
+    [], as a user would write them)."""
+    if isinstance(value, dict):
+        out = CommentedMap((k, _commented(v)) for k, v in value.items())
+        if not value:
+            out.fa.set_flow_style()
+        return out
+    if isinstance(value, list):
+        seq = CommentedSeq(_commented(v) for v in value)
+        if not value:
+            seq.fa.set_flow_style()
+        return seq
+    return value
 
 
 def _letter_of(answer: _Answer | None) -> str:
     return extract_letter(answer.response, answer.prediction) if answer else ""
 
 
-_HEADER = ("# written by 'split-assets import'; README \"Importing published results\" and "
-           "\"Configuration\"\n# document every key. Later imports update diag.reference_runs "
-           "and the evaluation runs.\n")
+_HEADER = ("written by 'split-assets import'; README \"Importing published results\" and "
+           "\"Configuration\"\ndocument every key. Later imports update diag.reference_runs "
+           "and the evaluation runs.")
 
 
-def _write_yaml(path: Path, doc: dict[str, Any]) -> None:
-    atomic_write_bytes(path, (_HEADER + yaml.safe_dump(doc, sort_keys=False,
-                                                        allow_unicode=True)).encode("utf-8"))
+_PYYAML_RESOLVER = yaml.resolver.Resolver()
 
 
-def _register(config: Path, run_id: str, role: str, summary: ImportSummary) -> None:
-    """Add the run to the config: a reference run, a candidate, or the control run."""
-    doc = yaml.safe_load(config.read_text(encoding="utf-8")) or {}
+class _Representer(RoundTripRepresenter):
+    """Round-trip representer that writes None as ``null`` (ruamel writes nothing), so a
+    user's ``key: null`` stays as written, and quotes a string that the config loader
+    (PyYAML, YAML 1.1) would read as something else (``on``, ``no``, ``1:20``)."""
+
+    def represent_str(self, data: str) -> Any:
+        node = super().represent_str(data)
+        tag = _PYYAML_RESOLVER.resolve(yaml.ScalarNode, data, (True, False))
+        if node.style is None and tag != "tag:yaml.org,2002:str":
+            node.style = "'"
+        return node
+
+
+_Representer.add_representer(
+    type(None), lambda rep, _data: rep.represent_scalar("tag:yaml.org,2002:null", "null"))
+_Representer.add_representer(str, _Representer.represent_str)
+
+
+def _yaml(text: str = "") -> YAML:
+    """A round-trip ruamel.yaml instance; with the file's text, its indentation is kept."""
+    rt = YAML(typ="rt")
+    rt.Representer = _Representer
+    rt.preserve_quotes = True
+    rt.width = 4096  # never re-wrap a user's long lines
+    mapping, sequence, offset = _guess_indent(text)
+    rt.indent(mapping=mapping, sequence=sequence, offset=offset)
+    return rt
+
+
+_KEY_ONLY = re.compile(r"^( *)[^\s#-][^#]*:\s*(#.*)?$")
+
+
+def _guess_indent(text: str) -> tuple[int, int, int]:
+    """(mapping indent, sequence indent, dash offset) as the file uses them; ruamel.yaml's
+    (PyYAML's) defaults 2, 2, 0 where the file does not tell."""
+    mapping: int | None = None
+    sequence: tuple[int, int] | None = None
+    key_indent: int | None = None
+    for line in text.splitlines():
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        indent = len(line) - len(line.lstrip(" "))
+        if key_indent is not None and indent >= key_indent:
+            if stripped.startswith("- ") and sequence is None:
+                dash = stripped[1:]
+                offset = indent - key_indent
+                sequence = (offset + 1 + len(dash) - len(dash.lstrip(" ")), offset)
+            elif not stripped.startswith("-") and indent > key_indent and mapping is None:
+                mapping = indent - key_indent
+        match = _KEY_ONLY.match(line)
+        key_indent = len(match.group(1)) if match else None
+        if mapping is not None and sequence is not None:
+            break
+    seq_indent, offset = sequence if sequence is not None else (2, 0)
+    return mapping or 2, max(seq_indent, offset + 2), offset
+
+
+def _load_config_doc(path: Path) -> CommentedMap:
+    """The workspace's config, round-trip loaded (comments kept); errors name the file."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise ConfigError("the config file is not UTF-8 text", str(path),
+                          "save it as UTF-8") from None
+    except OSError as exc:
+        raise ConfigError(f"the config file cannot be read: {exc.strerror or exc}", str(path),
+                          "check the file's permissions") from None
+    try:
+        doc = _yaml(text).load(text)
+    except YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None) if isinstance(exc, MarkedYAMLError) else None
+        at = f"{path}:{mark.line + 1}" if mark is not None else str(path)
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise ConfigError(f"config is not valid YAML: {problem}", at,
+                          "fix the YAML (nothing was imported)") from None
+    if not isinstance(doc, CommentedMap):
+        raise ConfigError("config file is not a YAML mapping", str(path),
+                          "fix the file or import into a new workspace (nothing was imported)")
+    for name in ("video_split", "diag", "evaluation"):
+        if doc.get(name) is not None and not isinstance(doc[name], CommentedMap):
+            raise ConfigError(f"section '{name}' is not a mapping", str(path),
+                              "fix the file (nothing was imported)")
+    for section, key in (("diag", "reference_runs"), ("evaluation", "candidates")):
+        value = (doc.get(section) or {}).get(key)
+        if value is not None and not isinstance(value, CommentedSeq):
+            raise ConfigError(f"'{section}.{key}' is not a list", str(path),
+                              "write it as a YAML list, e.g. [run-a, run-b] (nothing was "
+                              "imported)")
+    return doc
+
+
+def _save_config(path: Path, doc: CommentedMap) -> None:
+    """The one writer of ``video_split.yaml`` (new or updated), atomically."""
+    text = path.read_text(encoding="utf-8") if path.is_file() else ""
+    out = io.StringIO()
+    _yaml(text).dump(doc, out)
+    atomic_write_bytes(path, out.getvalue().encode("utf-8"))
+
+
+def _section(doc: CommentedMap, name: str) -> CommentedMap:
+    section = doc.get(name)
+    if section is None:
+        section = doc[name] = CommentedMap()
+    return section
+
+
+def _append(section: CommentedMap, key: str, run_id: str) -> bool:
+    """Append the run to the list ``section[key]`` (created if absent); False if listed."""
+    runs = section.get(key)
+    if runs is None:
+        section[key] = CommentedSeq([run_id])
+        return True
+    if run_id in runs:
+        return False
+    if not runs and runs.fa.flow_style() is None:
+        runs.fa.set_flow_style()  # it was written [] (an empty list can only be): keep [x]
+    runs.append(run_id)
+    return True
+
+
+def _register(doc: CommentedMap, config: Path, run_id: str, role: str,
+              summary: ImportSummary) -> bool:
+    """Add the run to the config document: a reference run, a candidate, or the control run.
+    True if the document changed."""
     baseline = (doc.get("video_split") or {}).get("baseline_run_id")
     if run_id == baseline:
         summary.notes.append(f"{run_id} is the baseline of {config.name}: config unchanged")
-        return
+        return False
     if role == "reference":
-        runs = doc.setdefault("diag", {}).setdefault("reference_runs", []) or []
-        if run_id in runs:
-            return
-        doc["diag"]["reference_runs"] = [*runs, run_id]
+        if not _append(_section(doc, "diag"), "reference_runs", run_id):
+            return False
         summary.notes.append(f"added {run_id} to diag.reference_runs in {config}")
     elif role == "candidate":
-        evaluation = doc.setdefault("evaluation", {}) or {}
-        runs = evaluation.get("candidates") or []
-        if run_id in runs:
-            return
-        evaluation["candidates"] = [*runs, run_id]
-        doc["evaluation"] = evaluation
+        if not _append(_section(doc, "evaluation"), "candidates", run_id):
+            return False
         summary.notes.append(f"added {run_id} to evaluation.candidates in {config}")
     else:
-        evaluation = doc.setdefault("evaluation", {}) or {}
-        evaluation["control_run"] = run_id
-        doc["evaluation"] = evaluation
+        _section(doc, "evaluation")["control_run"] = run_id
         summary.notes.append(f"set evaluation.control_run: {run_id} in {config}")
-    _write_yaml(config, doc)
+    return True

@@ -130,3 +130,82 @@ def test_later_keys_at_their_defaults_keep_the_split_id(tmp_path: Path) -> None:
     assert sid() == sid(selector="auto", balance=[], epsilon_accuracy=None) == before
     assert len({sid(), sid(selector="class_lp"), sid(balance=["domain"]),
                 sid(epsilon_accuracy=0.02)}) == 4
+
+
+@pytest.mark.parametrize(("section", "key", "value"), [
+    ("video_split", "n_trainval", "600"),   # a string is not an integer
+    ("video_split", "n_trainval", True),    # nor is a bool
+    ("video_split", "seed", 7.0),           # nor is a float
+    ("video_split", "epsilon", "0.05"),     # a string is not a float either
+    ("diag", "concurrency", "8"),
+])
+def test_types_are_strict(tmp_path: Path, section: str, key: str, value: object) -> None:
+    with pytest.raises(ConfigError) as err:
+        load_config(write(tmp_path, broken(**{section: {key: value}})))
+    assert f"'{section}.{key}'" in err.value.line() and repr(value) in err.value.line()
+    assert err.value.exit_code == 2
+
+
+def test_a_float_key_still_takes_an_integer(tmp_path: Path) -> None:
+    vs = load_config(write(tmp_path, broken(video_split={"epsilon": 1, "val_ratio": 0})))
+    assert vs.config.video_split.epsilon == 1.0 and vs.config.video_split.val_ratio == 0.0
+    with pytest.raises(ConfigError, match="'video_split.epsilon'"):
+        load_config(write(tmp_path, broken(video_split={"epsilon": True})))
+
+
+def test_a_duplicate_key_names_the_key_and_both_lines(tmp_path: Path, run_cli) -> None:  # noqa: ANN001
+    path = tmp_path / "video_split.yaml"
+    text = yaml.safe_dump(VALID, sort_keys=False)
+    path.write_text(text.replace("  seed: 1\n", "  seed: 1\n  seed: 2\n"), encoding="utf-8")
+    first = text.splitlines().index("  seed: 1") + 1
+    with pytest.raises(ConfigError) as err:
+        load_config(path)
+    assert f"duplicate key 'video_split.seed' (line {first + 1}; first on line {first})" in \
+        err.value.line()
+    assert f"{path}:{first + 1}" in err.value.line()
+    # a duplicate deeper down, through the CLI: one line, exit 2
+    path.write_text(text.replace("  floor_k: {}\n", "  floor_k:\n    a: 1\n    a: 2\n"),
+                    encoding="utf-8")
+    code, _, out = run_cli("fingerprint", "--config", str(path))
+    assert code == 2 and out.count("error: ") == 1 and "Traceback" not in out
+    assert "duplicate key 'video_split.floor_k.a'" in out
+
+
+def test_a_config_that_is_not_utf8_names_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "video_split.yaml"
+    path.write_bytes(yaml.safe_dump(VALID).encode("utf-8") + b"# caf\xe9\n")
+    with pytest.raises(ConfigError) as err:
+        load_config(path)
+    assert "not UTF-8" in err.value.line() and str(path) in err.value.line()
+
+
+@pytest.mark.parametrize(("n_trainval", "val_ratio"), [(10, 1), (10, 0.96), (1, 0.5)])
+def test_val_ratio_must_leave_a_training_video(tmp_path: Path, n_trainval: int,
+                                               val_ratio: float) -> None:
+    with pytest.raises(ConfigError) as err:
+        load_config(write(tmp_path, broken(video_split={"n_trainval": n_trainval,
+                                                        "val_ratio": val_ratio})))
+    assert "'video_split'" in err.value.line() and "leaves no training videos" in \
+        err.value.line()
+    # floor(0.94 * 10 + 0.5) = 9 of 10: one training video is enough
+    load_config(write(tmp_path, broken(video_split={"n_trainval": 10, "val_ratio": 0.94})))
+
+
+def test_the_signal_store_is_never_the_harness_db(tmp_path: Path) -> None:
+    def refused(paths: dict[str, str]) -> str:
+        with pytest.raises(ConfigError) as err:
+            load_config(write(tmp_path, dict(VALID, paths=paths)))
+        return err.value.line()
+
+    line = refused({"harness_db": "harness.db", "signals_db": "./sub/../harness.db"})
+    assert "paths.signals_db and paths.harness_db are the same file" in line
+    assert "never written" in line
+    cfg = tmp_path / "cfg"
+    cfg.mkdir(exist_ok=True)
+    (cfg / "agent.db").write_bytes(b"")
+    (cfg / "link.db").symlink_to(cfg / "agent.db")
+    assert "same file" in refused({"harness_db": "agent.db", "signals_db": "link.db"})
+    (cfg / "hard.db").hardlink_to(cfg / "agent.db")
+    assert "same file" in refused({"harness_db": "agent.db", "signals_db": "hard.db"})
+    load_config(write(tmp_path, dict(VALID, paths={"harness_db": "agent.db",
+                                                    "signals_db": "signals.db"})))

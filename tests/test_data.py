@@ -8,10 +8,13 @@ from pathlib import Path
 
 import pytest
 
+from split_assets.data import harness
 from split_assets.data.benchmark import load_benchmark
-from split_assets.data.harness import canonical_predictions
+from split_assets.data.harness import canonical_predictions, load_traces, run_ids
 from split_assets.data.signals import SignalRow, SignalStore
+from split_assets.data.store import load_skills, load_tree
 from split_assets.errors import InputError
+from split_assets.judge.prompts import load_templates
 
 OFFICIAL = [{"video_id": "001", "duration": "short", "domain": "Knowledge",
              "sub_category": "History", "questions": [
@@ -173,3 +176,171 @@ def test_upsert_updates_degraded_row_and_keeps_other_fingerprints(tmp_path: Path
         store.upsert(row("q1", tier="T2"))
         assert store.done_question_ids("r", "fp-x") == {"q1"}
         assert [r.tier for r in store.rows("r", "fp-other")] == ["T2"]
+
+
+# ---------------------------------------------------------------- benchmark: answers, NaN --
+
+
+@pytest.mark.parametrize(("options", "answer"), [
+    (["A. 1", "B. 2", "C. 3", "D. 4"], "Z"),   # no such option
+    (["B. x", "C. y"], "A"),                   # prefixed options: the prefixes are the letters
+    (["x", "y"], "C"),                         # plain options: A, B by position
+    ([], "A"),                                 # no options at all
+])
+def test_answer_must_be_one_of_the_option_letters(tmp_path: Path, options: list[str],
+                                                  answer: str) -> None:
+    records = [FLAT, dict(FLAT, question_id="002-2", options=options, answer=answer)]
+    with pytest.raises(InputError) as err:
+        load_benchmark(bench_dir(tmp_path, ("b.jsonl", records)))
+    assert f"answer {answer!r} is not one of the question's option letters" in err.value.line()
+    assert "b.jsonl:2" in err.value.line()
+
+
+@pytest.mark.parametrize(("options", "answer"), [
+    (["B. x", "C) y"], "C"), (["x", "y", "z"], "C"), (["(A) x", "(B) y"], "b")])
+def test_answers_valid_for_prefixed_or_plain_options(tmp_path: Path, options: list[str],
+                                                     answer: str) -> None:
+    b = load_benchmark(bench_dir(tmp_path, ("b.jsonl", dict(FLAT, options=options,
+                                                            answer=answer))))
+    assert b.by_id["002-1"].answer == answer.upper()
+
+
+def test_nan_or_infinity_in_a_benchmark_file_names_file_line_and_record(tmp_path: Path) -> None:
+    d = bench_dir(tmp_path, ("a.json", OFFICIAL))
+    text = json.dumps(OFFICIAL, indent=1).replace('"answer": "D"', '"answer": "D", "score": NaN')
+    (d / "a.json").write_text(text)
+    line = text[:text.index("NaN")].count("\n") + 1
+    with pytest.raises(InputError) as err:
+        load_benchmark(d)
+    assert "NaN is not a valid JSON value (in a.json[0].questions[1].score)" in err.value.line()
+    assert f"a.json:{line}" in err.value.line()
+    (d / "a.json").unlink()
+    (d / "b.jsonl").write_text(json.dumps(FLAT) + "\n" + json.dumps(FLAT).replace(
+        '"002-1"', '"002-2"').replace("[[1.0, 2.5]]", "[[1.0, -Infinity]]") + "\n")
+    with pytest.raises(InputError) as err:
+        load_benchmark(d)
+    assert "-Infinity is not a valid JSON value (in b.jsonl:2.evidence_spans[0][1])" in \
+        err.value.line() and "b.jsonl:2" in err.value.line()
+
+
+@pytest.mark.parametrize(("spans", "message"), [
+    ([["nan", 2.0]], "not finite seconds"), ([[1.0, "inf"]], "not finite seconds"),
+    ([[0.0, 1.0], [5.0, 2.0]], "evidence_spans[1] starts after it ends (5.0 > 2.0)")])
+def test_evidence_spans_finite_and_ordered(tmp_path: Path, spans: list, message: str) -> None:
+    with pytest.raises(InputError) as err:
+        load_benchmark(bench_dir(tmp_path, ("b.jsonl", dict(FLAT, evidence_spans=spans))))
+    assert message in err.value.line() and "b.jsonl:1" in err.value.line()
+
+
+# ---------------------------------------------------------------- harness db: bad files ----
+
+
+def test_a_file_that_is_not_sqlite_names_paths_harness_db(tmp_path: Path, bench) -> None:
+    db = tmp_path / "h.db"
+    db.write_bytes(b"this is not a database, just text " * 100)
+    for read in (lambda: canonical_predictions(db, "r", bench, []), lambda: run_ids(db),
+                 lambda: load_traces(db, "r", ["001-1"])):
+        with pytest.raises(InputError) as err:
+            read()
+        assert "not a SQLite database" in err.value.line()
+        assert f"paths.harness_db {db}" in err.value.line()
+
+
+def test_a_non_integer_attempt_names_run_and_question(tmp_path: Path, bench) -> None:
+    db = make_db(tmp_path / "h.db", [
+        ("r", "001-1", "B", "B", "answer", "two", "t", "s"),
+        ("r", "001-2", "D", "D", "answer", "2", "t", "s"),  # digits in a text column: fine
+        ("r", "002-1", "A", "A", "answer", None, "t", "s"),
+    ])
+    with pytest.raises(InputError) as err:
+        canonical_predictions(db, "r", bench, [])
+    assert "attempt 'two' of question '001-1' is not an integer" in err.value.line()
+    assert "run 'r'" in err.value.line()
+
+
+def test_a_locked_harness_db_waits_then_says_how_to_fix(tmp_path: Path, bench,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    db = make_db(tmp_path / "h.db", [("r", q, "B", "B", "answer", 1, "t", "s")
+                                     for q in ("001-1", "001-2", "002-1")])
+    monkeypatch.setattr(harness, "HARNESS_LOCK_TIMEOUT_S", 0.2)
+    agent = sqlite3.connect(db)
+    agent.execute("BEGIN EXCLUSIVE")  # the agent is writing
+    try:
+        with pytest.raises(InputError) as err:
+            canonical_predictions(db, "r", bench, [])
+    finally:
+        agent.rollback()
+        agent.close()
+    line = err.value.line()
+    assert "database is locked" in line and "paths.harness_db" in line
+    assert "wait for the agent to finish writing, or copy the database" in line
+    assert len(canonical_predictions(db, "r", bench, [])) == 3  # unlocked: reads again
+
+
+X = ("r", "001-1", "B", "B", "answer", 1, "t", "s1")
+Y = ("r", "001-1", "C", "C", "answer", 1, "t", "s2")
+Z = ("r", "001-1", "A", "The answer is A", "answer", 2, "t", "s3")
+OTHERS = [("r", "001-2", "D", "D", "answer", 1, "t", "s"),
+          ("r", "002-1", "A", "A", "answer", 1, "t", "s")]
+
+
+@pytest.mark.parametrize("order", [(X, Y, Z), (X, Z, Y), (Z, X, Y), (Y, Z, X)])
+def test_an_older_tie_is_not_an_error_in_any_row_order(tmp_path: Path, bench,
+                                                       order: tuple) -> None:
+    db = make_db(tmp_path / "h.db", [*order, *OTHERS])
+    preds = {p.question_id: p for p in canonical_predictions(db, "r", bench, [])}
+    assert preds["001-1"].letter == "A" and preds["001-1"].session_id == "s3"
+
+
+OLD = ("r", "001-1", "D", "D", "answer", 0, "t", "s0")
+
+
+@pytest.mark.parametrize("order", [(X, Y), (Y, X), (X, Y, OLD), (Y, OLD, X), (OLD, X, Y)])
+def test_a_tie_at_the_top_is_an_error_in_any_row_order(tmp_path: Path, bench,
+                                                       order: tuple) -> None:
+    db = make_db(tmp_path / "h.db", [*order, *OTHERS])
+    with pytest.raises(InputError, match="2 predictions with the same attempt 1"):
+        canonical_predictions(db, "r", bench, [])
+
+
+def test_identical_tied_rows_pick_the_same_row_in_any_order(tmp_path: Path, bench) -> None:
+    a, b = X, X[:-1] + ("s0",)  # same content, other session ids
+    for n, rows in enumerate(([a, b], [b, a])):
+        db = make_db(tmp_path / f"h{n}.db", [*rows, *OTHERS])
+        preds = {p.question_id: p for p in canonical_predictions(db, "r", bench, [])}
+        assert preds["001-1"].session_id == "s0"
+
+
+def test_a_not_sqlite_harness_db_through_the_cli(small_workspace: Path, run_cli) -> None:  # noqa: ANN001
+    (small_workspace.parent / "harness.db").write_bytes(b"\x00garbage" * 200)
+    code, _, err = run_cli("run", "--dry-run", "--config", str(small_workspace))
+    assert code == 2 and err.count("error: ") == 1 and "Traceback" not in err
+    assert "not a SQLite database" in err and "paths.harness_db" in err
+
+
+# ---------------------------------------------------------------- not UTF-8 -----------------
+
+
+def test_skill_tree_and_prompt_files_that_are_not_utf8(tmp_path: Path) -> None:
+    skills = tmp_path / "store" / "skills" / "v1"
+    skills.mkdir(parents=True)
+    (skills / "count.md").write_bytes(b"---\nname: count\n---\nCount the caf\xe9 chairs.\n")
+    with pytest.raises(InputError) as err:
+        load_skills(tmp_path / "store", "v1")
+    assert "skill file is not UTF-8" in err.value.line() and "count.md" in err.value.line()
+
+    tree = tmp_path / "store" / "videos" / "001" / "tree.json"
+    tree.parent.mkdir(parents=True)
+    tree.write_bytes(b'{"video_id": "001", "duration_s": 5, "root": {"id": "r", "start_s": 0, '
+                     b'"end_s": 5, "caption": "caf\xe9", "children": []}}')
+    with pytest.raises(InputError) as err:
+        load_tree(tmp_path / "store", "001")
+    assert "video tree is not UTF-8" in err.value.line() and str(tree) in err.value.line()
+
+    prompts = tmp_path / "prompts"
+    prompts.mkdir()
+    (prompts / "defect_vs_lapse.md").write_bytes(b"Decide: defect or lapse? \xff\n")
+    with pytest.raises(InputError) as err:
+        load_templates(prompts, ("defect_vs_lapse",))
+    assert "prompt template 'defect_vs_lapse' is not UTF-8" in err.value.line()
+    assert "defect_vs_lapse.md" in err.value.line()

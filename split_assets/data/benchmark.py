@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -16,6 +17,10 @@ SAFE_VIDEO_ID = re.compile(r"^[A-Za-z0-9._-]+$")
 _VIDEO_FIELDS = ("video_id", "duration", "domain", "sub_category")
 _OWN_FIELDS = {"question_id", "video_id", "task_type", "answer", "question", "options",
                "choices", "evidence_spans"}
+# an option that carries its letter: "A. text", "C) text", "(B) text", "D: text", "A."
+_OPTION_PREFIX = re.compile(r"^\s*\(?([A-Z])\s*[.):](?:\s|$)")
+# NaN / Infinity outside JSON strings (json.loads accepts them; they are not JSON)
+_NON_FINITE = re.compile(r'"(?:[^"\\]|\\.)*"|(-?Infinity|NaN)')
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +81,56 @@ class Benchmark:
         return digest_of([q.as_record() for q in self.questions])
 
 
+class _NonFinite:
+    """What ``parse_constant`` puts in place of NaN / Infinity, so the record can be named."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+
+def _loads(text: str) -> tuple[Any, bool]:
+    """``json.loads`` that marks NaN / Infinity instead of turning them into floats; the flag
+    says whether any was found."""
+    found: list[str] = []
+
+    def constant(name: str) -> _NonFinite:
+        found.append(name)
+        return _NonFinite(name)
+
+    return json.loads(text, parse_constant=constant), bool(found)
+
+
+def _non_finite_at(value: Any, here: str) -> tuple[str, str] | None:
+    """(field path, constant) of the first NaN / Infinity in a parsed value."""
+    if isinstance(value, _NonFinite):
+        return here, value.name
+    if isinstance(value, dict):
+        items: Iterator[tuple[str, Any]] = ((f"{here}.{k}", v) for k, v in value.items())
+    elif isinstance(value, list):
+        items = ((f"{here}[{i}]", v) for i, v in enumerate(value))
+    else:
+        return None
+    for where, item in items:
+        hit = _non_finite_at(item, where)
+        if hit is not None:
+            return hit
+    return None
+
+
+def _refuse_non_finite(path: Path, text: str, record: Any, here: str, line: int | None) -> None:
+    hit = _non_finite_at(record, here)
+    if hit is None:
+        return
+    field_path, name = hit
+    if line is None:  # the first constant outside a string: its line in the file
+        match = next(m for m in _NON_FINITE.finditer(text) if m.group(1))
+        line = text.count("\n", 0, match.start()) + 1
+    raise InputError(f"{name} is not a valid JSON value (in {field_path})", f"{path}:{line}",
+                     "write a finite number, or null, instead")
+
+
 def _records(path: Path) -> Iterator[tuple[str, Any]]:
     """(location, record) pairs of one benchmark file."""
     try:
@@ -86,17 +141,23 @@ def _records(path: Path) -> Iterator[tuple[str, Any]]:
         for lineno, line in enumerate(text.splitlines(), start=1):
             if line.strip():
                 try:
-                    yield f"{path.name}:{lineno}", json.loads(line)
+                    record, non_finite = _loads(line)
                 except json.JSONDecodeError as exc:
                     raise InputError(f"invalid JSON line: {exc.msg}", f"{path}:{lineno}",
                                      "fix or remove the line") from None
+                if non_finite:
+                    _refuse_non_finite(path, line, record, f"{path.name}:{lineno}", lineno)
+                yield f"{path.name}:{lineno}", record
         return
     try:
-        data = json.loads(text)
+        data, non_finite = _loads(text)
     except json.JSONDecodeError as exc:
         raise InputError(f"invalid JSON: {exc.msg} at line {exc.lineno}", str(path),
                          "fix the file") from None
     items = data if isinstance(data, list) else [data]
+    if non_finite:
+        for index, item in enumerate(items):
+            _refuse_non_finite(path, text, item, f"{path.name}[{index}]", None)
     for index, item in enumerate(items):
         yield f"{path.name}[{index}]", item
 
@@ -130,7 +191,23 @@ def _spans(value: Any, location: str) -> tuple[tuple[float, float], ...] | None:
     except (TypeError, ValueError):
         raise InputError("evidence_spans must be a list of [start_s, end_s]", location,
                          "fix the field or remove it") from None
+    for index, (start, end) in enumerate(spans):
+        if not (math.isfinite(start) and math.isfinite(end)):
+            raise InputError(f"evidence_spans[{index}] is [{start}, {end}]: not finite seconds",
+                             location, "write each span as [start_s, end_s] in seconds")
+        if start > end:
+            raise InputError(f"evidence_spans[{index}] starts after it ends ({start} > {end})",
+                             location, "write each span as [start_s, end_s] with start <= end")
     return spans
+
+
+def option_letters(options: list[str] | tuple[str, ...]) -> list[str]:
+    """The letters of a question's options: their prefixes when every option carries one
+    ("A. ...", "C) ..."), else A, B, C, ... by position."""
+    prefixes = [_OPTION_PREFIX.match(option) for option in options]
+    if options and all(prefixes):
+        return [m.group(1) for m in prefixes if m]
+    return [chr(ord("A") + i) for i in range(min(len(options), 26))]
 
 
 def _question(location: str, rec: dict[str, Any], difficulty_field: str) -> Question:
@@ -152,6 +229,12 @@ def _question(location: str, rec: dict[str, Any], difficulty_field: str) -> Ques
     if len(answer) != 1 or not ("A" <= answer <= "Z"):
         raise InputError(f"answer {rec['answer']!r} is not an option letter", location,
                          "use a single letter such as 'C'")
+    letters = option_letters(options)
+    if answer not in letters:
+        raise InputError(f"answer {rec['answer']!r} is not one of the question's option letters "
+                         f"({', '.join(letters) or 'no options'})", location,
+                         "fix the answer or the options (options are 'A. text' or plain "
+                         "strings lettered A, B, C, ... in order)")
     extra = {k: v for k, v in rec.items() if k not in _OWN_FIELDS and k != difficulty_field}
     return Question(
         question_id=str(rec["question_id"]), video_id=video_id, task_type=str(rec["task_type"]),

@@ -56,15 +56,47 @@ class CanonicalPrediction:
     raw_response: str | None
 
 
+# How long a read waits for the agent's write lock before giving up (seconds; a module
+# constant so tests can lower it).
+HARNESS_LOCK_TIMEOUT_S = 10.0
+
+
+def _db_error(exc: sqlite3.Error, path: Path) -> InputError:
+    """A sqlite3 error on the harness db as the one-line error the CLI prints."""
+    reason = str(exc) or type(exc).__name__
+    where = f"paths.harness_db {path}"
+    if "not a database" in reason or "file is encrypted" in reason:
+        return InputError(f"the harness database is not a SQLite database ({reason})", where,
+                          "point paths.harness_db at the agent's SQLite database")
+    if "locked" in reason or "busy" in reason:
+        return InputError(f"the harness database stayed locked for {HARNESS_LOCK_TIMEOUT_S:g} s "
+                          f"({reason})", where, "wait for the agent to finish writing, or copy "
+                          "the database and point paths.harness_db at the copy")
+    return InputError(f"cannot read the harness database ({type(exc).__name__}: {reason})",
+                      where, "check the file (sqlite3 FILE 'PRAGMA integrity_check'), or point "
+                             "paths.harness_db at a good copy")
+
+
 @contextmanager
 def open_readonly(path: Path) -> Iterator[sqlite3.Connection]:
-    """Open a SQLite file read-only (``mode=ro``): the pipeline never writes the harness db."""
+    """Open a SQLite file read-only (``mode=ro``): the pipeline never writes the harness db.
+
+    A sqlite3 error anywhere in the block (not a database, locked past
+    ``HARNESS_LOCK_TIMEOUT_S``, corrupt) becomes an InputError naming paths.harness_db.
+    """
     if not path.is_file():
         raise InputError(f"harness database not found: {path}", "paths.harness_db",
                          "point paths.harness_db at the agent's SQLite database")
-    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    # as_uri() percent-encodes '?', '#' and '%' in the path, which the URI would misread
+    uri = f"{path.resolve().as_uri()}?mode=ro"
+    try:
+        conn = sqlite3.connect(uri, uri=True, timeout=HARNESS_LOCK_TIMEOUT_S)
+    except sqlite3.Error as exc:
+        raise _db_error(exc, path) from None
     try:
         yield conn
+    except sqlite3.Error as exc:
+        raise _db_error(exc, path) from None
     finally:
         conn.close()
 
@@ -119,6 +151,24 @@ def _raw_rows(db: Path, run_id: str) -> list[tuple[Any, ...]]:
     return rows
 
 
+def _attempt(value: Any, run_id: str, question_id: str) -> int:
+    """The ``attempt`` column as an integer (NULL or '' count as 0, as always)."""
+    if value is None or value == "":
+        return 0
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str):
+        try:
+            return int(value.strip())
+        except ValueError:
+            pass
+    raise InputError(f"attempt {value!r} of question {question_id!r} is not an integer",
+                     f"harness db predictions, run {run_id!r}, question {question_id!r}",
+                     "store attempt as an integer (1, 2, ...)")
+
+
 def canonical_predictions(db: Path, run_id: str, benchmark: Benchmark,
                           infra_stop_reasons: Iterable[str],
                           missing_policy: str = "error") -> list[CanonicalPrediction]:
@@ -128,22 +178,29 @@ def canonical_predictions(db: Path, run_id: str, benchmark: Benchmark,
     ``missing_policy == 'infra'``) on benchmark questions without a prediction.
     """
     infra_reasons = set(infra_stop_reasons)
-    best: dict[str, tuple[Any, ...]] = {}
+    rows_of: dict[str, list[tuple[tuple[int, str], tuple[Any, ...]]]] = {}
     unknown: set[str] = set()
     for row in _raw_rows(db, run_id):
         qid = str(row[0])
         if qid not in benchmark.by_id:
             unknown.add(qid)
             continue
-        key = (int(row[4] or 0), str(row[5] or ""))
-        current = best.get(qid)
-        if current is None or key > (int(current[4] or 0), str(current[5] or "")):
-            best[qid] = row
-        elif key == (int(current[4] or 0), str(current[5] or "")) and row[1:4] != current[1:4]:
+        key = (_attempt(row[4], run_id, qid), str(row[5] or ""))
+        rows_of.setdefault(qid, []).append((key, row))
+    best: dict[str, tuple[Any, ...]] = {}
+    for qid, keyed in rows_of.items():
+        # the greatest (attempt, created_at); only rows tied at that key must agree, whatever
+        # their order in the db
+        top = max(key for key, _ in keyed)
+        tied = [row for key, row in keyed if key == top]
+        contents = {tuple(row[1:4]) for row in tied}
+        if len(contents) > 1:
             raise InputError(
-                f"question {qid!r} has two predictions with the same attempt {key[0]} and "
-                f"created_at {key[1]!r} but different content", f"harness db run {run_id!r}",
+                f"question {qid!r} has {len(tied)} predictions with the same attempt {top[0]} and "
+                f"created_at {top[1]!r} but different content", f"harness db run {run_id!r}",
                 "remove the duplicate row or give it a later attempt")
+        # same content: the choice only picks the session id, by value (not row order)
+        best[qid] = min(tied, key=lambda r: (r[6] is not None, str(r[6] or "")))
     if unknown:
         shown = ", ".join(sorted(unknown)[:5])
         raise InputError(f"{len(unknown)} prediction(s) for questions not in the benchmark "
@@ -212,7 +269,13 @@ def load_traces(db: Path, run_id: str, question_ids: Iterable[str]) -> dict[str,
                              f"harness db traces, run {run_id!r}",
                              "store content as JSON") from None
         text = content if isinstance(content, str) else json.dumps(content, sort_keys=True)
-        traces.setdefault(qid, []).append((int(step), str(kind), text, parsed))
+        try:
+            step_no = int(step)
+        except (TypeError, ValueError):
+            raise InputError(f"trace step {step!r} of {qid!r} is not an integer",
+                             f"harness db traces, run {run_id!r}",
+                             "store step as an integer (0, 1, ...)") from None
+        traces.setdefault(qid, []).append((step_no, str(kind), text, parsed))
     out: dict[str, list[TraceStep]] = {}
     for qid, steps in traces.items():  # row order in the db never matters
         steps.sort(key=lambda s: s[:3])

@@ -211,7 +211,8 @@ class SignalStore:
             return cls(Path(":memory:"))
         return cls(path, create=False, migrate=False)
 
-    def __init__(self, path: Path, create: bool = True, migrate: bool = True) -> None:
+    def __init__(self, path: Path, create: bool = True, migrate: bool = True,
+                 timeout_s: float | None = None) -> None:
         self.path = path
         if str(path) == ":memory:":
             self._conn = sqlite3.connect(":memory:")
@@ -227,7 +228,7 @@ class SignalStore:
         with sqlite_errors(path, "open"):
             if create:
                 path.parent.mkdir(parents=True, exist_ok=True)
-            self._conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S)
+            self._conn = sqlite3.connect(path, timeout=timeout_s or BUSY_TIMEOUT_S)
         try:
             with sqlite_errors(path, "open"):
                 if migrate:

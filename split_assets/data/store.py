@@ -58,7 +58,16 @@ def load_tree(store_dir: Path, video_id: str) -> VideoTree:
     if not path.is_file():
         raise InputError(f"video tree missing for {video_id!r}: {path}", "paths.store_dir",
                          "add the tree, or use diag.context: answer_only")
-    raw = path.read_bytes()
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise InputError(f"video tree cannot be read: {exc.strerror or exc}", str(path),
+                         "check the file's permissions") from None
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"video tree is not UTF-8 text (byte {exc.start}: {exc.reason})",
+                         str(path), "save it as UTF-8 JSON") from None
     try:
         data = orjson.loads(raw)
         nodes: dict[str, TreeNode] = {}
@@ -95,7 +104,7 @@ def load_skills(store_dir: Path, version: str) -> list[Skill]:
                          "add the skills or set diag.skills_version to an existing version")
     skills = []
     for path in sorted(folder.glob("*.md")):
-        text = path.read_text(encoding="utf-8")
+        text = _read_text(path, "skill")
         meta: dict[str, Any] = {}
         if text.startswith("---"):
             head, _, _body = text[3:].partition("\n---")
@@ -113,6 +122,18 @@ def load_skills(store_dir: Path, version: str) -> list[Skill]:
         skills.append(Skill(str(meta.get("name") or path.stem), tuple(str(a) for a in applies),
                             meta.get("required_tool"), text))
     return skills
+
+
+def _read_text(path: Path, what: str) -> str:
+    """A UTF-8 text file; undecodable bytes are an InputError naming the file."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{what} file is not UTF-8 text (byte {exc.start}: {exc.reason})",
+                         str(path), "save it as UTF-8") from None
+    except OSError as exc:
+        raise InputError(f"{what} file cannot be read: {exc.strerror or exc}", str(path),
+                         "check the file's permissions") from None
 
 
 def skills_digest(skills: list[Skill]) -> str:

@@ -19,7 +19,14 @@ def load_templates(prompts_dir: Path, names: tuple[str, ...]) -> dict[str, str]:
         if not path.is_file():
             raise InputError(f"prompt template '{name}' missing: {path}", "diag.prompts_dir",
                              "restore the template or point prompts_dir at a complete set")
-        text = path.read_text(encoding="utf-8").replace("\r\n", "\n")
+        try:
+            text = path.read_text(encoding="utf-8").replace("\r\n", "\n")
+        except UnicodeDecodeError as exc:
+            raise InputError(f"prompt template '{name}' is not UTF-8 text (byte {exc.start}: "
+                             f"{exc.reason})", str(path), "save it as UTF-8") from None
+        except OSError as exc:
+            raise InputError(f"prompt template '{name}' cannot be read: {exc.strerror or exc}",
+                             str(path), "check the file's permissions") from None
         if not text.strip():
             raise InputError(f"prompt template '{name}' is empty", str(path),
                              "write the template (an empty prompt would diagnose nothing)")
