@@ -137,10 +137,17 @@ def utc_now() -> str:
     return _NOW[1]
 
 
-def _describe_sqlite(exc: sqlite3.Error) -> str:
+def _describe_sqlite(exc: sqlite3.Error, path: Path) -> str:
     text = str(exc)
     if "locked" in text or "busy" in text:
         return f"{text} (still locked after {BUSY_TIMEOUT_S:g} s)"
+    if "disk I/O error" in text or "full" in text:
+        try:  # SQLite reports a full disk as an I/O error: say which
+            stat = os.statvfs(path.parent)
+            if stat.f_bavail * stat.f_frsize < 1 << 20:
+                return f"{text}: no space left on device (disk full)"
+        except OSError:
+            pass
     return text
 
 
@@ -150,7 +157,7 @@ def sqlite_errors(path: Path, doing: str) -> Iterator[None]:
     try:
         yield
     except sqlite3.Error as exc:
-        raise UserError(f"cannot {doing} the signal store: {_describe_sqlite(exc)}",
+        raise UserError(f"cannot {doing} the signal store: {_describe_sqlite(exc, path)}",
                         f"paths.signals_db {path}",
                         "stop other programs using it, check the file's permissions and free "
                         "space, then run again (finished diagnoses are kept)") from None
@@ -225,6 +232,10 @@ class SignalStore:
             raise UserError(f"signal store not found: {path}", "paths.signals_db",
                             "run 'split-assets run' first, or pass the config the split was "
                             "made with")
+        # files this open creates are removed again if it fails (a full disk, a read-only
+        # folder): a failed run leaves no empty store, -wal or -shm behind
+        companions = [path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")]
+        new_files = [f for f in companions if not f.exists()]
         with sqlite_errors(path, "open"):
             if create:
                 path.parent.mkdir(parents=True, exist_ok=True)
@@ -239,6 +250,8 @@ class SignalStore:
                     self._check_version()
         except BaseException:
             self._conn.close()
+            for created in new_files:
+                created.unlink(missing_ok=True)
             raise
 
     def _check_version(self) -> int:
