@@ -31,6 +31,10 @@ def test_run_twice_is_byte_identical_and_verifies(small_workspace: Path, run_cli
     lines = kv(out)
     assert list(lines) == ["fingerprint", "split_id", "pools", "pools_sha256", "manifest"]
     assert Path(lines["pools"]).is_absolute()
+    umask = os.umask(0)
+    os.umask(umask)
+    for name in ("pools", "manifest"):  # readable like every other output, not private
+        assert Path(lines[name]).stat().st_mode & 0o777 == 0o666 & ~umask
     assert lines["pools"].endswith(f"/{lines['fingerprint']}/{lines['split_id']}/pools.json")
     first = outputs(out)
     code, out2, err = run_cli("run", "--config", str(small_workspace), "--generated-at", PIN)
@@ -308,3 +312,42 @@ def test_dagster_asset_materialize_after_run(small_workspace: Path, run_cli: Cli
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stderr.count("ASSET_CHECK_EVALUATION") == 7
     assert Path(kv(out)["pools"]).read_bytes() == first[0]  # same partition, same bytes
+
+
+def test_a_split_failing_a_check_in_memory_is_never_written(small_workspace: Path,
+                                                            run_cli: Cli) -> None:
+    """val_wrong_min within what the whole benchmark could hold (so the count check passes) but
+    above what the chosen trainval can put in validation: frozen_pools finds the mcnemar_power
+    condition false in memory, records that check as failed, and writes nothing."""
+    from collections import Counter
+
+    from dagster import AssetCheckKey, DagsterInstance
+
+    from split_assets.config import load_config
+    from split_assets.data.signals import SignalStore
+    from split_assets.pipeline import load_inputs, make_context, split_problem
+    from split_assets.split.selection import select_trainval
+    from split_assets.split.validation import max_validation_wrong
+
+    code, out, err = run_cli("run", "--config", str(small_workspace))
+    assert code == 0, err
+    ctx = make_context(load_config(small_workspace))
+    benchmark, preds = load_inputs(ctx)
+    with SignalStore(ctx.loaded.paths.signals_db) as store:
+        problem = split_problem(ctx, preds, store.rows(ctx.run_id, ctx.fingerprint.key),
+                                benchmark)
+    reachable = max_validation_wrong(problem, select_trainval(problem).trainval)
+    wrong = Counter(p.video_id for p in preds if not p.correct)
+    bound = sum(sorted(wrong.values(), reverse=True)[:problem.n_validation])
+    assert reachable < bound  # the case exists on this workspace
+    edit_config(small_workspace, video_split={"val_wrong_min": reachable + 1})
+    splits_before = sorted(p for p in (small_workspace.parent / "splits").rglob("*"))
+    line = _expect_error(run_cli("run", "--config", str(small_workspace)), 2,
+                         "val_wrong_min cannot be met", f"at most {reachable}",
+                         "nothing was frozen")
+    assert "(video_split.val_wrong_min)" in line
+    assert sorted(p for p in (small_workspace.parent / "splits").rglob("*")) == splits_before
+    key = AssetCheckKey(AssetKey("frozen_pools"), "mcnemar_power")
+    record = DagsterInstance.get().event_log_storage.get_latest_asset_check_execution_by_key(
+        [key])[key]
+    assert record.event.dagster_event.event_specific_data.passed is False

@@ -78,6 +78,9 @@ def test_every_wrong_answer_diagnosed_once_then_cached(openai_config: Path,
     report, rows, _ = run_diagnosis(openai_config)
     assert report.diagnosed == n_wrong and report.cache_hits == n_wrong
     assert len(server.requests) == n_wrong
+    # a cache hit spends nothing: no call, no tokens, on the rows and in the report
+    assert report.calls == 0 and report.prompt_tokens == report.completion_tokens == 0
+    assert all(r.prompt_tokens == 0 for r in rows)
 
 
 def test_429_with_retry_after_is_honoured(openai_config: Path, server: FakeLLM) -> None:
@@ -124,6 +127,12 @@ def test_streaming_stalls_time_out_and_retry(openai_config: Path, server: FakeLL
     assert len(rows) == n_wrong and not any(r.degraded for r in rows)
     assert report.calls == n_wrong + 1
     assert statuses(openai_config).count(status) == 1
+    # the stalled attempt held its slot until the timeout: its latency is reported too
+    with SignalStore(openai_config.parent / "signals.db") as store:
+        fp = make_context(load_config(openai_config)).fingerprint.key
+        latency = store.latency_by_status(fp)
+    assert latency[status]["n"] == 1 and latency[status]["p50_ms"] >= 450
+    assert latency["ok"]["n"] == n_wrong
 
 
 def test_invalid_json_is_repaired_with_the_error_shown(openai_config: Path,
@@ -228,6 +237,16 @@ def test_dry_run_checks_environment_and_calls_nothing(openai_config: Path, serve
     assert int(plan["estimated_calls"]) == int(plan["to_diagnose"]) > 0
     assert int(plan["estimated_tokens"]) > 0
     assert server.requests == []
+    # answers already in the response cache are not counted as calls to pay for
+    run_diagnosis(openai_config)
+    conn = sqlite3.connect(openai_config.parent / "signals.db")
+    with conn:
+        conn.execute("DELETE FROM signals WHERE infra = 0")
+    conn.close()
+    code, out, err = run_cli("run", "--config", str(openai_config), "--dry-run")
+    again = kv(out)
+    assert code == 0 and again["to_diagnose"] == plan["to_diagnose"]
+    assert again["cached_answers"] == plan["to_diagnose"] and again["estimated_calls"] == "0"
     monkeypatch.delenv("OPENAI_API_KEY")
     code, _, err = run_cli("run", "--config", str(openai_config), "--dry-run")
     assert code == 2 and "error: OPENAI_API_KEY is not set" in err
