@@ -497,7 +497,8 @@ def diagnose(ctx: Context, benchmark: Benchmark, preds: list[CanonicalPrediction
         with _long_lived_inputs_frozen():
             mine = asyncio.run(_diagnose_all(ctx, source, todo, store, report, progress,
                                              progress_every_s, me))
-            retry = [p for p in todo if p.question_id in _degraded_ids(store, ctx, mine)]
+            degraded_now = _degraded_ids(store, ctx, mine)
+            retry = [p for p in todo if p.question_id in degraded_now]
             if retry:
                 report.retried_degraded = len(retry)
                 progress(f"{len(retry)} diagnosis(es) degraded: one more pass")
