@@ -9,7 +9,7 @@ import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from split_assets.errors import InputError, RunFailure
 from split_assets.lib.canonical import (
@@ -21,8 +21,10 @@ from split_assets.lib.canonical import (
 )
 from split_assets.lib.failpoints import failpoint
 from split_assets.split.problem import SplitProblem, SplitQuestion
-from split_assets.split.selection import Selection
 from split_assets.split.stats import accuracy, deviation_rows, t2_by_type, tier_counts
+
+if TYPE_CHECKING:  # the selection pulls in scipy: a command that fails early need not load it
+    from split_assets.split.selection import Selection
 
 SCHEMA_VERSION = 1
 POOLS = ("train", "validation", "test")
