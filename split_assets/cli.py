@@ -12,9 +12,8 @@ from collections.abc import Sequence
 from dataclasses import asdict
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from split_assets.config import load_config
 from split_assets.errors import (
     Interrupted,
     ReportedError,
@@ -25,7 +24,18 @@ from split_assets.errors import (
 )
 from split_assets.lib.failpoints import failpoint
 
+if TYPE_CHECKING:
+    from split_assets.config import LoadedConfig
+
 DEFAULT_DEMO_DIR = "demo-workspace"
+
+
+def load_config(path: Path | None) -> LoadedConfig:
+    """The validated config (imported here, not at the top: the module loads in milliseconds,
+    so a Ctrl-C at any moment after the interpreter starts is one line, not a traceback)."""
+    from split_assets.config import load_config as load
+
+    return load(path)
 
 
 def _err(message: str) -> None:
