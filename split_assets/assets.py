@@ -126,7 +126,8 @@ def diagnosis_signals(context: AssetExecutionContext, split_config: SplitConfigR
         pipeline.check_before_diagnosis(ctx, benchmark, canonical_predictions, store)
         report = pipeline.diagnose(ctx, benchmark, canonical_predictions, store,
                                    progress=context.log.info,
-                                   wait=context.run.tags.get(NO_WAIT_TAG) != "1")
+                                   wait=context.run.tags.get(NO_WAIT_TAG) != "1",
+                                   settled=pipeline.settled_degraded(ctx))
         rows = [r for r in store.rows(ctx.run_id, ctx.fingerprint.key) if not r.infra]
         models = store.reported_models(ctx.fingerprint.key)
         call_statuses = store.call_statuses(ctx.fingerprint.key)
@@ -134,6 +135,13 @@ def diagnosis_signals(context: AssetExecutionContext, split_config: SplitConfigR
     if len(models) > 1:
         context.log.warning(f"the endpoint reported {len(models)} different models within "
                             f"{ctx.fingerprint.key}: {', '.join(models)}")
+    if report.call_failures:
+        gone = report.call_failures
+        raise as_failure(RunFailure(
+            f"the endpoint gave no answer for {len(gone)} question(s) even after a second pass "
+            f"(e.g. {', '.join(gone[:5])}); nothing was frozen", ctx.fingerprint.key,
+            "check the endpoint, then run again: finished diagnoses are kept and not paid twice"),
+            unanswered=len(gone), calls=report.calls, diagnosed_now=report.diagnosed)
     if len(report.still_degraded) > allowed:
         stuck = report.still_degraded
         raise as_failure(RunFailure(
@@ -180,6 +188,7 @@ def diagnosis_signals(context: AssetExecutionContext, split_config: SplitConfigR
         "call_statuses": MetadataValue.json(call_statuses),
         "latency_by_status": MetadataValue.json(latency),
         "retried_degraded": report.retried_degraded,
+        "settled_degraded": report.settled_degraded,
         "by_other_runs": report.by_other_runs,
         "allowed_degraded": allowed,
     })
@@ -269,6 +278,7 @@ def frozen_pools(context: AssetExecutionContext, split_config: SplitConfigResour
     vs = ctx.loaded.config.video_split
     allowed = int_tag(context.run.tags, ALLOW_DEGRADED_TAG, 0)
     degraded = sorted(q.question_id for q in problem.questions if q.degraded)
+    settled = pipeline.settled_degraded(ctx)  # accepted when this split was first frozen
     power = pool_power(problem, frozen.videos, trainval_selection.reference_wrong,
                        ctx.loaded.config.evaluation.discordance, trainval_selection.control)
     doc = manifest(problem, frozen, generated_at=generated_at, split=ctx.split_id,
@@ -277,10 +287,11 @@ def frozen_pools(context: AssetExecutionContext, split_config: SplitConfigResour
                    config_snapshot=pipeline.config_snapshot(ctx),
                    input_digests=trainval_selection.input_digests,
                    val_wrong_min=vs.val_wrong_min, power=power,
-                   degraded={"allowed": allowed, "question_ids": degraded})
+                   degraded=degraded)
     # the checks' conditions, in memory, before anything is written: a split that would fail
     # one is never frozen (the checks re-read the files on disk independently afterwards)
-    _refuse_invalid(context, problem, frozen, degraded, allowed, vs.val_wrong_min)
+    _refuse_invalid(context, problem, frozen, [q for q in degraded if q not in settled],
+                    allowed, vs.val_wrong_min)
     write_frozen(ctx.out_dir, frozen, doc)
     by_pool = pool_questions(problem, frozen)
     counts = [[name, len(frozen.videos[name]), len(by_pool[name]),

@@ -54,37 +54,40 @@ def _check_generated_at(value: str | None) -> str | None:
 
 
 def _failure_of(result: Any) -> SplitAssetsError:
-    """The error that failed a Dagster run: the step's one-line failure description (with its
-    exit code) for an expected error, else the root cause of the exception."""
-    for event in result.all_events:
-        if event.event_type_value != "STEP_FAILURE":
-            continue
-        data = event.step_failure_data
+    """The error that failed a Dagster run: an expected error's one-line failure description
+    (with its exit code), else a failed check's name and detail, else the root cause of the
+    exception."""
+    failures = [e.step_failure_data for e in result.all_events
+                if e.event_type_value == "STEP_FAILURE"]
+    for data in failures:
         user = data.user_failure_data
         if user is not None and user.description:
             code = user.metadata.get("exit_code")
             value = getattr(code, "value", code)
             return ReportedError(user.description, int(value) if value is not None else 1)
-        error = data.error
-        root = error
-        while error is not None:
-            if error.cls_name in ("KeyboardInterrupt", "DagsterExecutionInterruptedError"):
-                return _interrupted()
-            root = error
-            error = error.cause
-        top = root or data.error
-        message = top.message.strip().splitlines()[0] if top and top.message else ""
-        return RunFailure(f"step {event.step_key} failed: {message}", "dagster run",
-                          "unexpected: the run's logs (make ui) have the stack trace; report "
-                          "it as a bug")
-    for event in result.all_events:
+    for event in result.all_events:  # a blocking check that failed on the files on disk
         if event.event_type_value == "ASSET_CHECK_EVALUATION":
             evaluation = event.event_specific_data
             if not evaluation.passed:
                 desc = (evaluation.description or "").strip()
                 return RunFailure(f"check {evaluation.check_name} failed: {desc}",
                                   evaluation.asset_key.to_user_string(),
-                                  "see the check's metadata in the Dagster UI (make ui)")
+                                  "see the check's metadata in the Dagster UI (make ui); "
+                                  "'split-assets verify' re-checks the files")
+    for event in result.all_events:
+        if event.event_type_value != "STEP_FAILURE":
+            continue
+        error = event.step_failure_data.error
+        root = error
+        while error is not None:
+            if error.cls_name in ("KeyboardInterrupt", "DagsterExecutionInterruptedError"):
+                return _interrupted()
+            root = error
+            error = error.cause
+        message = root.message.strip().splitlines()[0] if root and root.message else ""
+        return RunFailure(f"step {event.step_key} failed: {message}", "dagster run",
+                          "unexpected: the run's logs (make ui) have the stack trace; report "
+                          "it as a bug")
     return RunFailure("the Dagster run failed", "dagster run", "see the logs above")
 
 
@@ -201,7 +204,7 @@ def export_signals(pool: str, out: Path, config: Path | None) -> int:
     ctx = pipeline.make_context(load_config(config))
     doc = load_pools(ctx.out_dir, ctx.loaded.path)
     train = set(doc["pools"]["train"])
-    with SignalStore(ctx.loaded.paths.signals_db, create=False) as store:
+    with SignalStore.for_reading(ctx.loaded.paths.signals_db, required=True) as store:
         rows = [r for r in store.rows(ctx.run_id, ctx.fingerprint.key) if r.question_id in train]
     lines = []
     for row in rows:
@@ -248,9 +251,13 @@ def verify(pools_json: Path, config: Path | None, recompute: bool = False) -> in
     try:
         doc = json.loads(data.decode("utf-8"))
         fp, run_id = doc["diag_fingerprint"], doc["baseline_run_id"]
-        for key in ("pools", "videos", "correctness"):
-            if not isinstance(doc[key], dict):
+        for key in ("pools", "videos"):
+            if sorted(doc[key]) != ["test", "train", "validation"] or not all(
+                    isinstance(v, list) and all(isinstance(x, str) for x in v)
+                    for v in doc[key].values()):
                 raise TypeError(key)
+        if not isinstance(doc["correctness"], dict):
+            raise TypeError("correctness")
     except (UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError):
         raise UserError("not a pools.json written by split-assets", str(pools_json),
                         "pass the pools.json printed by 'split-assets run'") from None
@@ -263,7 +270,7 @@ def verify(pools_json: Path, config: Path | None, recompute: bool = False) -> in
                         f"{ctx.fingerprint.key}", str(pools_json),
                         "pass the config the split was made with")
     benchmark, preds = pipeline.load_inputs(ctx)
-    with SignalStore(ctx.loaded.paths.signals_db, create=False) as store:
+    with SignalStore.for_reading(ctx.loaded.paths.signals_db, required=True) as store:
         rows = store.rows(run_id, fp)
     problem = pipeline.split_problem(ctx, preds, rows, benchmark)
     manifest_path = pools_json.parent / MANIFEST_FILE

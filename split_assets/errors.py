@@ -63,13 +63,25 @@ class ReportedError(SplitAssetsError):
         self.exit_code = exit_code
 
 
+def _file_system_errnos() -> frozenset[int]:
+    import errno
+
+    return frozenset(getattr(errno, name) for name in (
+        "EACCES", "EPERM", "EROFS", "ENOSPC", "EDQUOT", "EFBIG", "EISDIR", "ENOTDIR", "EEXIST",
+        "ENOENT", "EMFILE", "ENFILE", "EIO") if hasattr(errno, name))
+
+
+_FILE_SYSTEM_ERRNOS = _file_system_errnos()
+
+
 def environment_error(exc: BaseException) -> UserError | None:
     """The one-line error of an operating-system or SQLite failure the user must fix
     (permissions, a full disk, a path that is a folder, a lock that did not clear), with the
     OS's own reason; None for anything else."""
     import sqlite3  # local: errors.py stays import-light for the CLI's start
 
-    if isinstance(exc, OSError):
+    if isinstance(exc, OSError) and not isinstance(exc, ConnectionError | TimeoutError) and (
+            exc.filename is not None or exc.errno in _FILE_SYSTEM_ERRNOS):
         reason = exc.strerror or str(exc)
         where = exc.filename if exc.filename is not None else "file system"
         hints = {

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from dagster import DagsterInstance
 
+from split_assets.errors import UserError, environment_error
 from split_assets.partitions import diag_fingerprint_partitions
 
 DAGSTER_YAML = "telemetry:\n  enabled: false\n"
@@ -24,8 +25,18 @@ def dagster_home() -> Path:
 
 
 def get_instance() -> DagsterInstance:
-    dagster_home()
-    return DagsterInstance.get()
+    """The persistent instance; a broken ``dagster.yaml`` is one line naming it."""
+    home = dagster_home()
+    try:
+        return DagsterInstance.get()
+    except Exception as exc:  # noqa: BLE001 - Dagster raises many kinds for a bad instance
+        if environment_error(exc) is not None:
+            raise
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise UserError(f"the Dagster instance cannot be loaded: {first}",
+                        str(home / "dagster.yaml"),
+                        "fix or remove that file (it needs only 'telemetry: {enabled: false}'),"
+                        " or point DAGSTER_HOME elsewhere") from None
 
 
 def register_partition(instance: DagsterInstance, key: str) -> bool:

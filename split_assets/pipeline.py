@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import difflib
 import gc
-import os
 import time
 from collections import Counter, deque
 from collections.abc import Callable, Iterator
@@ -26,7 +25,7 @@ from split_assets.data.harness import (
     predictions_digest,
     run_ids,
 )
-from split_assets.data.signals import LeaseOwner, SignalRow, SignalStore
+from split_assets.data.signals import LeaseOwner, SignalRow, SignalStore, env_seconds
 from split_assets.data.store import (
     VideoTree,
     first_missing_tree,
@@ -303,10 +302,17 @@ class DiagnosisReport:
     retried_degraded: int = 0  # degraded in the first pass, sent once more in the same run
     by_other_runs: int = 0  # finished meanwhile by another run of the same partition
     still_degraded: list[str] = field(default_factory=list)
+    failed_now: set[str] = field(default_factory=set)
+    settled_degraded: int = 0  # accepted as degraded by the frozen split: never sent again
+    call_failures: list[str] = field(default_factory=list)  # no answer from the endpoint
 
 
-LEASE_TTL_S = float(os.environ.get("SPLIT_ASSETS_LEASE_TTL_S", "60"))
+LEASE_TTL_S = 60.0  # SPLIT_ASSETS_LEASE_TTL_S overrides it (checked when a pass starts)
 LEASE_POLL_S = 0.5
+
+
+def lease_ttl_s() -> float:
+    return env_seconds("SPLIT_ASSETS_LEASE_TTL_S", LEASE_TTL_S, 2.0)
 
 
 class LeasedQueue:
@@ -323,6 +329,7 @@ class LeasedQueue:
         self._ready: deque[str] = deque()
         self._lock = asyncio.Lock()
         self.waited = False
+        self.ttl_s = lease_ttl_s()
 
     async def next(self) -> str | None:
         """The next leased question, or None when nothing is left for this pass."""
@@ -341,7 +348,7 @@ class LeasedQueue:
                 window = [self._queue.popleft()
                           for _ in range(min(len(self._queue), 4 * self.batch))]
                 result = self.store.claim(self.ctx.run_id, self.ctx.fingerprint.key, window,
-                                          self.me, self.batch, LEASE_TTL_S, self.retry_degraded)
+                                          self.me, self.batch, self.ttl_s, self.retry_degraded)
                 failpoint("diagnosis.claimed")
                 self._ready.extend(result.claimed)
                 self._deferred.extend(result.foreign)
@@ -364,6 +371,7 @@ async def _diagnose_all(ctx: Context, source: CaseSource, todo: list[CanonicalPr
     queue = LeasedQueue(ctx, store, list(by_id), me, max(8, n_workers), retry_degraded)
     committer = GroupCommit(store, me)
     mine: set[str] = set()
+    failed = report.failed_now
 
     async def worker() -> None:
         while (qid := await queue.next()) is not None:  # each question to exactly one worker
@@ -371,6 +379,10 @@ async def _diagnose_all(ctx: Context, source: CaseSource, todo: list[CanonicalPr
             await store_outcome(p, await ctx.judge.diagnose(source.case(p)))
 
     async def store_outcome(p: CanonicalPrediction, outcome: JudgeOutcome) -> None:
+        report.calls += outcome.calls
+        if outcome.call_failed:  # no verdict: no row; the question stays open for a retry
+            failed.add(p.question_id)
+            return
         d = outcome.diagnosis
         row = SignalRow(
             question_id=p.question_id, baseline_run_id=ctx.run_id,
@@ -387,9 +399,9 @@ async def _diagnose_all(ctx: Context, source: CaseSource, todo: list[CanonicalPr
         await committer.commit(row)  # committed before moving on: a crash loses nothing finished
         failpoint("diagnosis.after_commit")
         mine.add(p.question_id)
+        failed.discard(p.question_id)
         report.diagnosed += 1
         report.degraded += d is None
-        report.calls += outcome.calls
         report.cache_hits += outcome.cache_hits
         report.prompt_tokens += outcome.prompt_tokens
         report.completion_tokens += outcome.completion_tokens
@@ -406,8 +418,11 @@ async def _diagnose_all(ctx: Context, source: CaseSource, todo: list[CanonicalPr
 
     async def heartbeat() -> None:  # keeps this pass's leases alive while it works
         while True:
-            await asyncio.sleep(LEASE_TTL_S / 4)
-            store.heartbeat(me, LEASE_TTL_S)
+            await asyncio.sleep(queue.ttl_s / 4)
+            try:
+                store.heartbeat(me, queue.ttl_s)
+            except UserError as exc:  # e.g. locked for a while: the next beat tries again
+                progress(f"lease heartbeat failed ({exc.what}); retrying")
 
     background = [asyncio.create_task(ticker()), asyncio.create_task(heartbeat())]
     tasks: list[asyncio.Task[None]] = []
@@ -473,16 +488,20 @@ def _long_lived_inputs_frozen() -> Iterator[None]:
 
 def diagnose(ctx: Context, benchmark: Benchmark, preds: list[CanonicalPrediction],
              store: SignalStore, progress: Callable[[str], None] = lambda _: None,
-             progress_every_s: float = 10.0, wait: bool = True) -> DiagnosisReport:
+             progress_every_s: float = 10.0, wait: bool = True,
+             settled: frozenset[str] = frozenset()) -> DiagnosisReport:
     """Diagnose each wrong, non-INFRA answer not yet done (or degraded) for (run, fingerprint),
-    under per-question leases; what ends degraded gets one more pass in the same run.
+    under per-question leases; what ends degraded, or got no answer from the endpoint, gets one
+    more pass in the same run.
 
-    ``wait=False`` refuses at once (UserError) when another live run holds leases on the
-    questions to diagnose, instead of sharing the work with it."""
+    ``settled``: degraded questions a frozen split accepted (``--allow-degraded``); they are not
+    sent again, so that split stays what it is. ``wait=False`` refuses at once (UserError) when
+    another live run holds leases on the questions to diagnose, instead of sharing the work."""
     wrong = wrong_to_diagnose(preds)
     done = store.done_question_ids(ctx.run_id, ctx.fingerprint.key)
-    todo = [p for p in wrong if p.question_id not in done]
-    report = DiagnosisReport(total_wrong=len(wrong), already_done=len(wrong) - len(todo))
+    todo = [p for p in wrong if p.question_id not in done and p.question_id not in settled]
+    report = DiagnosisReport(total_wrong=len(wrong), already_done=len(wrong) - len(todo),
+                             settled_degraded=len(settled & {p.question_id for p in wrong}))
     me = LeaseOwner.this_process()
     if todo and not wait:
         foreign = store.foreign_leases(ctx.run_id, ctx.fingerprint.key,
@@ -497,18 +516,37 @@ def diagnose(ctx: Context, benchmark: Benchmark, preds: list[CanonicalPrediction
         with _long_lived_inputs_frozen():
             mine = asyncio.run(_diagnose_all(ctx, source, todo, store, report, progress,
                                              progress_every_s, me))
-            degraded_now = _degraded_ids(store, ctx, mine)
-            retry = [p for p in todo if p.question_id in degraded_now]
+            again = _degraded_ids(store, ctx, mine) | report.failed_now
+            retry = [p for p in todo if p.question_id in again]
             if retry:
                 report.retried_degraded = len(retry)
-                progress(f"{len(retry)} diagnosis(es) degraded: one more pass")
-                asyncio.run(_diagnose_all(ctx, source, retry, store, report, progress,
-                                          progress_every_s, me))
+                progress(f"{len(retry)} diagnosis(es) degraded or unanswered: one more pass")
+                mine |= asyncio.run(_diagnose_all(ctx, source, retry, store, report, progress,
+                                                  progress_every_s, me))
         rows = {r.question_id: r for r in store.rows(ctx.run_id, ctx.fingerprint.key)}
         report.by_other_runs = sum(1 for p in todo if p.question_id not in mine
                                    and p.question_id in rows and not rows[p.question_id].degraded)
-    report.still_degraded = sorted(_degraded_ids(store, ctx, {p.question_id for p in wrong}))
+        report.call_failures = sorted(p.question_id for p in todo if p.question_id not in rows)
+    wrong_ids = {p.question_id for p in wrong}
+    report.still_degraded = sorted(_degraded_ids(store, ctx, wrong_ids) - settled)
     return report
+
+
+def settled_degraded(ctx: Context) -> frozenset[str]:
+    """Degraded questions that the split already frozen for this config accepted
+    (``--allow-degraded``): its manifest lists them."""
+    import json
+
+    from split_assets.split.freeze import MANIFEST_FILE, POOLS_FILE
+
+    manifest_path = ctx.out_dir / MANIFEST_FILE
+    if not (ctx.out_dir / POOLS_FILE).is_file() or not manifest_path.is_file():
+        return frozenset()
+    try:
+        degraded = json.loads(manifest_path.read_bytes()).get("degraded_question_ids", [])
+    except (OSError, ValueError):
+        return frozenset()
+    return frozenset(str(q) for q in degraded) if isinstance(degraded, list) else frozenset()
 
 
 def _degraded_ids(store: SignalStore, ctx: Context, among: set[str]) -> set[str]:

@@ -244,8 +244,14 @@ def test_a_degraded_diagnosis_freezes_nothing_until_it_is_diagnosed(
     assert code == 0
     import json
 
-    degraded = json.loads(Path(lines["manifest"]).read_bytes())["degraded"]
-    assert degraded["allowed"] == 1 and len(degraded["question_ids"]) == 1
+    degraded = json.loads(Path(lines["manifest"]).read_bytes())["degraded_question_ids"]
+    assert len(degraded) == 1
+    # settled: later runs, flag or not, never send it again, and the split stays as frozen
+    frozen = Path(lines["pools"]).read_bytes()
+    before = len(server.requests)
+    code, lines = run_in_process(allowed)
+    assert code == 0 and len(server.requests) == before
+    assert Path(lines["pools"]).read_bytes() == frozen
     # the endpoint recovers: the next run diagnoses it and freezes what a clean run freezes
     server.responder = None
     code, lines = run_in_process(config)
@@ -266,3 +272,20 @@ def _wrong_ids(config: Path) -> list[str]:
 
     _, preds = load_inputs(make_context(load_config(config)))
     return [p.question_id for p in wrong_to_diagnose(preds)]
+
+
+def test_an_endpoint_that_never_answers_leaves_no_row_and_freezes_nothing(
+        ops_template: Path, tmp_path: Path, env: dict[str, str], server: FakeLLM) -> None:
+    config = workspace(ops_template, tmp_path)
+    edit_config(config, diag={"openai": {"breaker_threshold": 1000, "max_retries": 1,
+                                         "backoff_base_s": 0.01, "backoff_max_s": 0.02}})
+    server.responder = lambda body, index: Action("status", status=503)
+    code, _ = run_in_process(config)
+    assert code == 1
+    assert committed(config) == 0  # a failed call is not a verdict, not even a degraded one
+    with sqlite3.connect(config.parent / "signals.db") as conn:
+        assert conn.execute("SELECT COUNT(*) FROM signals WHERE infra = 0").fetchone()[0] == 0
+    assert not list(config.parent.glob("splits/*/*/*.json"))
+    server.responder = None
+    code, _ = run_in_process(config)
+    assert code == 0

@@ -28,7 +28,22 @@ from pathlib import Path
 from split_assets.errors import UserError
 
 SCHEMA_VERSION = 2  # 1 was the first release, which did not stamp a version (user_version 0)
-BUSY_TIMEOUT_S = float(os.environ.get("SPLIT_ASSETS_DB_TIMEOUT_S", "30"))
+def env_seconds(name: str, default: float, minimum: float) -> float:
+    """A duration from the environment (tests and operators tune waits), checked."""
+    raw = os.environ.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        value = float("nan")
+    if not value >= minimum:  # also refuses NaN
+        raise UserError(f"{name}={raw!r} is not a number of seconds >= {minimum:g}", name,
+                        f"set it to e.g. {default:g}, or unset it")
+    return value
+
+
+BUSY_TIMEOUT_S = 30.0  # SPLIT_ASSETS_DB_TIMEOUT_S overrides it when a store is opened
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS signals (
@@ -211,10 +226,11 @@ class SignalStore:
     """SQLite-backed store of signal rows (WAL mode; safe to read while another run writes)."""
 
     @classmethod
-    def for_reading(cls, path: Path) -> SignalStore:
-        """The store to read, without creating or migrating anything on disk: an empty store in
-        memory when the file does not exist yet (a dry run writes nothing)."""
-        if not path.is_file():
+    def for_reading(cls, path: Path, required: bool = False) -> SignalStore:
+        """The store to read, without creating or migrating anything on disk (a read-only copy
+        works too): an empty store in memory when the file does not exist yet (a dry run
+        writes nothing), or an error when ``required``."""
+        if not path.is_file() and not required:
             return cls(Path(":memory:"))
         return cls(path, create=False, migrate=False)
 
@@ -239,7 +255,8 @@ class SignalStore:
         with sqlite_errors(path, "open"):
             if create:
                 path.parent.mkdir(parents=True, exist_ok=True)
-            self._conn = sqlite3.connect(path, timeout=timeout_s or BUSY_TIMEOUT_S)
+            self._conn = sqlite3.connect(path, timeout=timeout_s or env_seconds(
+                "SPLIT_ASSETS_DB_TIMEOUT_S", BUSY_TIMEOUT_S, 0.1))
         try:
             with sqlite_errors(path, "open"):
                 if migrate:
@@ -248,10 +265,17 @@ class SignalStore:
                     self._migrate()
                 else:
                     self._check_version()
+        except UserError as exc:
+            self._conn.close()
+            if any(word in exc.what for word in ("disk", "readonly", "read-only", "full")):
+                # nothing could be written: remove what this open created (never on a lock or
+                # an interrupt, when another run may be creating the same store right now)
+                for created in new_files:
+                    if created.exists() and created.stat().st_size == 0 or created != path:
+                        created.unlink(missing_ok=True)
+            raise
         except BaseException:
             self._conn.close()
-            for created in new_files:
-                created.unlink(missing_ok=True)
             raise
 
     def _check_version(self) -> int:

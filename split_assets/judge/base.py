@@ -36,6 +36,9 @@ class JudgeOutcome:
 
     diagnosis: Diagnosis | None
     degraded_reason: str | None = None
+    # the endpoint could not be reached or refused the call (after retries): no verdict at all,
+    # so no row is stored and the question stays open (never frozen as degraded)
+    call_failed: bool = False
     calls: int = 0
     cache_hits: int = 0
     prompt_tokens: int = 0

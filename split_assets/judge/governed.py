@@ -182,10 +182,11 @@ def _parsed(reply: Reply, parse: Callable[[str], Any] | None) -> Reply:
         return replace(reply, error=str(exc))
 
 
-def outcome_of(diagnosis: Any, reason: str | None, spent: list[Reply]) -> JudgeOutcome:
+def outcome_of(diagnosis: Any, reason: str | None, spent: list[Reply],
+               call_failed: bool = False) -> JudgeOutcome:
     """What a diagnosis cost: calls made, cache hits, tokens spent (cache hits spend none)."""
     return JudgeOutcome(
-        diagnosis=diagnosis, degraded_reason=reason,
+        diagnosis=diagnosis, degraded_reason=reason, call_failed=call_failed,
         calls=sum(r.attempts for r in spent), cache_hits=sum(r.cache_hit for r in spent),
         prompt_tokens=sum(r.prompt_tokens for r in spent),
         completion_tokens=sum(r.completion_tokens for r in spent),

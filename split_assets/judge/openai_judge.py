@@ -109,9 +109,8 @@ class OpenAIJudge:
             try:
                 reply = await self._client.complete(request, case.question.question_id,
                                                     parse_diagnosis)
-            except CallFailed as exc:
-                reason = str(exc)
-                break
+            except CallFailed as exc:  # no answer at all: not a verdict, not even a degraded one
+                return outcome_of(None, str(exc), spent, call_failed=True)
             spent.append(reply)
             if reply.error is not None:
                 reason = f"invalid output: {reply.error}"

@@ -77,7 +77,7 @@ def manifest(problem: SplitProblem, frozen: FrozenSplit, *, generated_at: str,
              split: str, fingerprint: str, fingerprint_components: dict[str, Any],
              config_snapshot: dict[str, Any], input_digests: dict[str, str],
              val_wrong_min: int, power: dict[str, Any] | None = None,
-             degraded: dict[str, Any] | None = None) -> dict[str, Any]:
+             degraded: list[str] | None = None) -> dict[str, Any]:
     """The manifest: provenance, figures and digests; no clock durations, no absolute paths."""
     by_pool = pool_questions(problem, frozen)
     trainval = by_pool["train"] + by_pool["validation"]
@@ -109,7 +109,8 @@ def manifest(problem: SplitProblem, frozen: FrozenSplit, *, generated_at: str,
         "validation_wrong": sum(not q.correct for q in by_pool["validation"]),
         "val_wrong_min": val_wrong_min,
         "power": power or {},
-        "degraded": degraded or {"allowed": 0, "question_ids": []},
+        # degraded diagnoses frozen as not-T2 (--allow-degraded): settled for this split
+        "degraded_question_ids": sorted(degraded or []),
     }
 
 
