@@ -151,6 +151,27 @@ def test_sigkill_at_a_named_point_loses_nothing_and_pays_nothing_twice(
         assert conn.execute("SELECT COUNT(*) FROM leases").fetchone()[0] == 0
 
 
+@pytest.mark.parametrize("point", ["diagnosis.after_commit:3", "selection.done",
+                                   "freeze.pools_written"])
+def test_ctrl_c_at_a_named_point_is_one_line_and_loses_nothing(
+        point: str, ops_template: Path, tmp_path: Path, env: dict[str, str], server: FakeLLM,
+        clean: tuple[bytes, bytes, int]) -> None:
+    config = workspace(ops_template, tmp_path)
+    proc = subprocess.run([*CLI, "run", "--config", str(config), "--generated-at", PIN],
+                          env=dict(env, SPLIT_ASSETS_KILL_AT=point, SPLIT_ASSETS_KILL_SIGNAL="INT"),
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 130, proc.stderr[-2000:]
+    last = proc.stderr.strip().splitlines()[-1]
+    assert ERROR_LINE.match(last) and "finished diagnoses are kept" in last
+    assert "Traceback" not in proc.stderr
+    assert not list(config.parent.glob("splits/*/*/*.json"))  # interrupted before the freeze
+    assert not [p for p in config.parent.rglob("*") if p.name.endswith((".tmp", "-wal", "-shm"))]
+    paid_for, before = committed(config), len(server.requests)
+    code, lines = run_in_process(config)
+    assert code == 0 and len(server.requests) - before <= clean[2] - paid_for
+    assert Path(lines["pools"]).read_bytes() == clean[0]
+
+
 def test_ctrl_c_exits_130_keeps_finished_diagnoses_and_releases_leases(
         ops_template: Path, tmp_path: Path, env: dict[str, str], server: FakeLLM,
         clean: tuple[bytes, bytes, int]) -> None:

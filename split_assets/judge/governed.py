@@ -32,7 +32,6 @@ from split_assets.config import OpenAIJudgeConfig
 from split_assets.data.signals import SignalStore
 from split_assets.errors import RunFailure, UserError
 from split_assets.judge.base import JudgeOutcome
-from split_assets.lib.canonical import sha256_hex
 from split_assets.lib.failpoints import failpoint
 
 KEY_VAR = "OPENAI_API_KEY"
@@ -79,6 +78,7 @@ class Prepared:
     messages: list[dict[str, str]]
     body: bytes
     key: str
+    payload: dict[str, Any]  # model, messages, call settings (a streamed call adds its flags)
 
 
 def _reply_of(data: Any) -> Reply:
@@ -156,23 +156,6 @@ def _retry_after(exc: Exception) -> float | None:
             return None
 
 
-def request_params(settings: OpenAIJudgeConfig) -> dict[str, Any]:
-    """The call settings sent with every request."""
-    params: dict[str, Any] = {"temperature": settings.temperature,
-                              "max_tokens": settings.max_tokens}
-    if settings.json_mode:
-        params["response_format"] = {"type": "json_object"}
-    return params
-
-
-def prepare_request(settings: OpenAIJudgeConfig, model: str,
-                    messages: list[dict[str, str]]) -> Prepared:
-    """A request's body as canonical JSON and its sha256 (the response cache's key)."""
-    body = orjson.dumps({"model": model, "messages": messages, **request_params(settings)},
-                        option=orjson.OPT_SORT_KEYS)
-    return Prepared(messages, body, sha256_hex(body))
-
-
 def _parsed(reply: Reply, parse: Callable[[str], Any] | None) -> Reply:
     if parse is None:
         return reply
@@ -245,14 +228,6 @@ class GovernedClient:
 
     async def aclose(self) -> None:
         await self._client.close()
-
-    def params(self) -> dict[str, Any]:
-        return request_params(self.settings)
-
-    def prepare(self, messages: list[dict[str, str]]) -> Prepared:
-        """The request body (model, messages, parameters as canonical JSON) and its sha256, the
-        response cache's key. Encoded once: the same bytes are hashed and sent."""
-        return prepare_request(self.settings, self.model, messages)
 
     def remember(self, key: str, reply: Reply) -> None:
         """Cache a reply the caller validated (only valid responses are ever cached)."""
@@ -352,8 +327,7 @@ class GovernedClient:
         change nothing for plain string messages."""
         body = request.body
         if stream:
-            body = orjson.dumps({"model": self.model, "messages": request.messages,
-                                 **self.params(), "stream": True,
+            body = orjson.dumps({**request.payload, "stream": True,
                                  "stream_options": {"include_usage": True}},
                                 option=orjson.OPT_SORT_KEYS)
         # A non-streamed answer is read as plain JSON (cast_to=dict): three fields are needed,

@@ -10,19 +10,20 @@ from typing import Any
 import orjson
 from pydantic import ValidationError
 
-from split_assets.config import DiagConfig
+from split_assets.config import DiagConfig, OpenAIJudgeConfig
 from split_assets.data.signals import SignalStore
 from split_assets.judge.base import JudgeCase, JudgeOutcome
 from split_assets.judge.governed import (
     CallFailed,
     GovernedClient,
+    Prepared,
     Reply,
     outcome_of,
-    prepare_request,
     tls_context,
 )
 from split_assets.judge.render import render_messages, templates_for
 from split_assets.judge.schema import Diagnosis
+from split_assets.lib.canonical import sha256_hex
 
 _FENCE = re.compile(r"^```(?:json)?\s*|\s*```$", re.MULTILINE)
 REPAIR = ("That answer is not a valid diagnosis: {error}. Answer again with ONE JSON object "
@@ -45,6 +46,24 @@ def parse_diagnosis(text: str) -> Diagnosis:
         problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'object'}: {e['msg']}"
                              for e in exc.errors()[:4])
         raise ValueError(problems) from None
+
+
+def request_params(settings: OpenAIJudgeConfig) -> dict[str, Any]:
+    """The call settings sent with every request (what the endpoint is asked)."""
+    params: dict[str, Any] = {"temperature": settings.temperature,
+                              "max_tokens": settings.max_tokens}
+    if settings.json_mode:
+        params["response_format"] = {"type": "json_object"}
+    return params
+
+
+def prepare_request(settings: OpenAIJudgeConfig, model: str,
+                    messages: list[dict[str, str]]) -> Prepared:
+    """A request's body as canonical JSON and its sha256, the response cache's key. Encoded
+    once: the same bytes are hashed and sent."""
+    payload = {"model": model, "messages": messages, **request_params(settings)}
+    body = orjson.dumps(payload, option=orjson.OPT_SORT_KEYS)
+    return Prepared(messages, body, sha256_hex(body), payload)
 
 
 class OpenAIJudge:
@@ -105,7 +124,7 @@ class OpenAIJudge:
         spent: list[Reply] = []
         reason = "no valid diagnosis"
         for _ in range(2):  # the call, then at most one repair call showing the error
-            request = self._client.prepare(messages)
+            request = prepare_request(self.diag.openai, self.diag.model, messages)
             try:
                 reply = await self._client.complete(request, case.question.question_id,
                                                     parse_diagnosis)

@@ -1,6 +1,7 @@
 """Failpoints for the crash tests: ``SPLIT_ASSETS_KILL_AT=<point>[:<n>]`` kills the process with
-SIGKILL the n-th time (default: first) it reaches ``failpoint(<point>)``. Unset (always, outside
-the tests) a failpoint costs one dict lookup."""
+SIGKILL the n-th time (default: first) it reaches ``failpoint(<point>)``;
+``SPLIT_ASSETS_KILL_SIGNAL=INT`` sends SIGINT instead (a Ctrl-C at exactly that point). Unset
+(always, outside the tests) a failpoint costs one comparison."""
 
 from __future__ import annotations
 
@@ -19,5 +20,6 @@ def failpoint(name: str) -> None:
     if not _point or name != _point:
         return
     _hits += 1
-    if _hits >= int(_nth or 1):
-        os.kill(os.getpid(), signal.SIGKILL)
+    if _hits == int(_nth or 1):
+        name = os.environ.get("SPLIT_ASSETS_KILL_SIGNAL", "KILL")
+        os.kill(os.getpid(), getattr(signal, f"SIG{name}"))
