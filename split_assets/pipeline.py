@@ -259,6 +259,7 @@ class GroupCommit:
     def __init__(self, store: SignalStore, owner: LeaseOwner | None = None) -> None:
         self.store = store
         self.owner = owner  # each committed row's lease is dropped in the same transaction
+        self.written: dict[str, float] = {}  # question -> updated_at of this pass's write
         self._rows: list[SignalRow] = []
         self._waiters: list[asyncio.Future[None]] = []
         self.transactions = 0
@@ -275,12 +276,13 @@ class GroupCommit:
         rows, waiters = self._rows, self._waiters
         self._rows, self._waiters = [], []
         try:
-            self.store.upsert_many(rows, release=self.owner)
+            written = self.store.upsert_many(rows, release=self.owner)
         except Exception as exc:  # noqa: BLE001 - handed to every waiting worker
             for waiter in waiters:
                 waiter.set_exception(exc)
             return
         self.transactions += 1
+        self.written.update((row.question_id, written) for row in rows)
         for waiter in waiters:
             waiter.set_result(None)
 
@@ -321,9 +323,9 @@ class LeasedQueue:
     (then it is skipped) or its lease expires (then it is taken over)."""
 
     def __init__(self, ctx: Context, store: SignalStore, todo: list[str], me: LeaseOwner,
-                 batch: int, retry_degraded: bool) -> None:
+                 batch: int, degraded_before: float) -> None:
         self.ctx, self.store, self.me, self.batch = ctx, store, me, batch
-        self.retry_degraded = retry_degraded
+        self.degraded_before = degraded_before
         self._queue: deque[str] = deque(todo)
         self._deferred: list[str] = []
         self._ready: deque[str] = deque()
@@ -348,7 +350,7 @@ class LeasedQueue:
                 window = [self._queue.popleft()
                           for _ in range(min(len(self._queue), 4 * self.batch))]
                 result = self.store.claim(self.ctx.run_id, self.ctx.fingerprint.key, window,
-                                          self.me, self.batch, self.ttl_s, self.retry_degraded)
+                                          self.me, self.batch, self.ttl_s, self.degraded_before)
                 failpoint("diagnosis.claimed")
                 self._ready.extend(result.claimed)
                 self._deferred.extend(result.foreign)
@@ -358,8 +360,10 @@ class LeasedQueue:
 async def _diagnose_all(ctx: Context, source: CaseSource, todo: list[CanonicalPrediction],
                         store: SignalStore, report: DiagnosisReport,
                         progress: Callable[[str], None], progress_every_s: float,
-                        me: LeaseOwner, retry_degraded: bool = True) -> set[str]:
-    """One pass over ``todo``; returns the questions this pass diagnosed."""
+                        me: LeaseOwner, degraded_before: float,
+                        written: dict[str, float] | None = None) -> set[str]:
+    """One pass over ``todo``; returns the questions this pass diagnosed (and records in
+    ``written`` when it wrote each row)."""
     # diag.concurrency bounds the calls in flight (the judge holds that semaphore around each
     # network call); twice as many workers take questions in order, so the next prompt is
     # already rendered when a call slot frees, and parsing and storing never hold a slot.
@@ -368,8 +372,10 @@ async def _diagnose_all(ctx: Context, source: CaseSource, todo: list[CanonicalPr
     ctx.judge.start(store, ctx.fingerprint.key, templates)
     by_id = {p.question_id: p for p in todo}
     n_workers = min(len(todo), 2 * ctx.loaded.config.diag.concurrency)
-    queue = LeasedQueue(ctx, store, list(by_id), me, max(8, n_workers), retry_degraded)
+    queue = LeasedQueue(ctx, store, list(by_id), me, max(8, n_workers), degraded_before)
     committer = GroupCommit(store, me)
+    if written is not None:
+        committer.written = written
     mine: set[str] = set()
     failed = report.failed_now
 
@@ -514,15 +520,19 @@ def diagnose(ctx: Context, benchmark: Benchmark, preds: list[CanonicalPrediction
         with _collector_paused():  # a bulk load of acyclic records: nothing to collect yet
             source = CaseSource(ctx, benchmark, todo)
         with _long_lived_inputs_frozen():
+            written: dict[str, float] = {}
             mine = asyncio.run(_diagnose_all(ctx, source, todo, store, report, progress,
-                                             progress_every_s, me))
-            again = _degraded_ids(store, ctx, mine) | report.failed_now
+                                             progress_every_s, me, time.time(), written))
+            # retry what this pass degraded, unless another run has retried it since
+            now = store.updated_at(ctx.run_id, ctx.fingerprint.key, mine)
+            again = {q for q in _degraded_ids(store, ctx, mine)
+                     if now.get(q) == written.get(q)} | report.failed_now
             retry = [p for p in todo if p.question_id in again]
             if retry:
                 report.retried_degraded = len(retry)
                 progress(f"{len(retry)} diagnosis(es) degraded or unanswered: one more pass")
                 mine |= asyncio.run(_diagnose_all(ctx, source, retry, store, report, progress,
-                                                  progress_every_s, me))
+                                                  progress_every_s, me, float("inf")))
         rows = {r.question_id: r for r in store.rows(ctx.run_id, ctx.fingerprint.key)}
         report.by_other_runs = sum(1 for p in todo if p.question_id not in mine
                                    and p.question_id in rows and not rows[p.question_id].degraded)

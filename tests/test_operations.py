@@ -310,3 +310,39 @@ def test_an_endpoint_that_never_answers_leaves_no_row_and_freezes_nothing(
     server.responder = None
     code, _ = run_in_process(config)
     assert code == 0
+
+
+def test_two_concurrent_passes_retry_a_degraded_question_once(
+        ops_template: Path, tmp_path: Path, env: dict[str, str], server: FakeLLM) -> None:
+    import threading
+
+    from split_assets.config import load_config
+    from split_assets.data.signals import SignalStore
+    from split_assets.pipeline import diagnose, load_inputs, make_context
+
+    config = workspace(ops_template, tmp_path)
+    bad: list[str] = []
+
+    def one_question_always_invalid(body: dict, index: int) -> Action | None:
+        prompt = body["messages"][1]["content"]
+        bad[:] = bad or [prompt]
+        return Action("schema_invalid") if prompt == bad[0] else None
+
+    server.responder = one_question_always_invalid
+    reports = []
+
+    def one_run() -> None:  # a run of its own: its own judge, store connection and leases
+        ctx = make_context(load_config(config))
+        benchmark, preds = load_inputs(ctx)
+        with SignalStore(ctx.loaded.paths.signals_db) as store:
+            reports.append(diagnose(ctx, benchmark, preds, store))
+
+    threads = [threading.Thread(target=one_run) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    sent_bad = sum(r["messages"][1]["content"] == bad[0] for r in server.requests)
+    assert sent_bad == 4  # call + repair, then one retry (call + repair) -- not one per run
+    assert len(reports) == 2
+    assert sum(r.diagnosed for r in reports) == reports[0].total_wrong + 1

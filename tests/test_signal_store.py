@@ -33,7 +33,9 @@ def test_a_store_of_the_first_release_is_migrated_in_place(tmp_path: Path) -> No
     db = tmp_path / "signals.db"
     shutil.copyfile(RELEASE1, db)
     old = sqlite3.connect(db)
-    before = old.execute("SELECT * FROM signals ORDER BY question_id").fetchall()
+    columns = [r[1] for r in old.execute("PRAGMA table_info(signals)")]
+    select = f"SELECT {', '.join(columns)} FROM signals ORDER BY question_id"
+    before = old.execute(select).fetchall()
     cache = old.execute("SELECT * FROM llm_cache").fetchall()
     calls = old.execute("SELECT * FROM llm_calls ORDER BY rowid").fetchall()
     assert old.execute("PRAGMA user_version").fetchone()[0] == 0
@@ -45,7 +47,8 @@ def test_a_store_of_the_first_release_is_migrated_in_place(tmp_path: Path) -> No
         assert store.call_statuses("fp-000000000000") == {"cache_hit": 1, "ok": 1, "timeout": 1}
         assert store.claim(RUN, FP, ["new-q"], owner("a"), 1, 60).claimed == ["new-q"]
     conn = sqlite3.connect(db)
-    assert conn.execute("SELECT * FROM signals ORDER BY question_id").fetchall() == before
+    assert conn.execute(select).fetchall() == before  # every row and value kept
+    assert "updated_at" in {r[1] for r in conn.execute("PRAGMA table_info(signals)")}
     assert conn.execute("SELECT * FROM llm_cache").fetchall() == cache
     assert conn.execute("SELECT * FROM llm_calls ORDER BY rowid").fetchall() == calls
     assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION

@@ -66,6 +66,7 @@ CREATE TABLE IF NOT EXISTS signals (
     completion_tokens INTEGER NOT NULL DEFAULT 0,
     latency_ms REAL NOT NULL DEFAULT 0,
     created_at TEXT NOT NULL,
+    updated_at REAL NOT NULL DEFAULT 0,
     PRIMARY KEY (question_id, baseline_run_id, diag_fingerprint)
 );
 CREATE TABLE IF NOT EXISTS llm_cache (
@@ -130,9 +131,11 @@ _COLUMNS = [f.name for f in fields(SignalRow)]
 _KEY = ("question_id", "baseline_run_id", "diag_fingerprint")
 # created_at keeps the first write: re-upserting an identical row changes no byte of it.
 _UPDATE = ", ".join(f"{c} = excluded.{c}" for c in _COLUMNS if c not in _KEY + ("created_at",))
-_UPSERT = (f"INSERT INTO signals ({', '.join(_COLUMNS)}) VALUES "
-           f"({', '.join('?' for _ in _COLUMNS)}) ON CONFLICT ({', '.join(_KEY)}) "
-           f"DO UPDATE SET {_UPDATE}")
+# updated_at (epoch seconds, not part of SignalRow) tells a pass which degraded rows another
+# run has retried since: a degraded question is retried once, not once per concurrent run
+_UPSERT = (f"INSERT INTO signals ({', '.join(_COLUMNS)}, updated_at) VALUES "
+           f"({', '.join('?' for _ in _COLUMNS)}, ?) ON CONFLICT ({', '.join(_KEY)}) "
+           f"DO UPDATE SET {_UPDATE}, updated_at = excluded.updated_at")
 
 
 _NOW: tuple[int, str] = (-1, "")
@@ -290,12 +293,16 @@ class SignalStore:
         """Create the tables, or bring a store of an earlier release up to SCHEMA_VERSION."""
         if self._check_version() == SCHEMA_VERSION:
             return
-        # version 0 -> 2: the first release's tables are unchanged; leases are new
+        # version 0 -> 2: signals gains updated_at; leases are new; the rest is unchanged
         self._conn.execute("BEGIN IMMEDIATE")
         try:
             for statement in SCHEMA.split(";"):
                 if statement.strip():
                     self._conn.execute(statement)
+            columns = {r[1] for r in self._conn.execute("PRAGMA table_info(signals)")}
+            if "updated_at" not in columns:
+                self._conn.execute("ALTER TABLE signals ADD COLUMN updated_at REAL NOT NULL "
+                                   "DEFAULT 0")
             self._conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
             self._conn.commit()
         except BaseException:
@@ -322,15 +329,17 @@ class SignalStore:
         """Insert or update one row and commit it at once."""
         self.upsert_many([row])
 
-    def upsert_many(self, rows: Iterable[SignalRow], release: LeaseOwner | None = None) -> int:
+    def upsert_many(self, rows: Iterable[SignalRow], release: LeaseOwner | None = None) -> float:
         """Insert or update rows in one transaction (dropping ``release``'s leases on them);
-        returns how many were written."""
+        returns the ``updated_at`` they were written with."""
         values = []
+        now = time.time()
         for row in rows:  # rows are flat: a shallow read, not dataclasses.asdict's deep copy
             record = list(_READ(row))
             record[_CREATED] = record[_CREATED] or utc_now()
             record[_DEGRADED] = int(record[_DEGRADED])
             record[_INFRA] = int(record[_INFRA])
+            record.append(now)
             values.append(record)
         with sqlite_errors(self.path, "write"), self._conn:
             self._conn.executemany(_UPSERT, values)
@@ -339,7 +348,7 @@ class SignalStore:
                     "DELETE FROM leases WHERE baseline_run_id = ? AND diag_fingerprint = ? AND "
                     "question_id = ? AND owner = ?",
                     [(v[1], v[2], v[0], release.owner) for v in values])
-        return len(values)
+        return now
 
     def rows(self, baseline_run_id: str, diag_fingerprint: str) -> list[SignalRow]:
         """Every row of a (run, fingerprint), sorted by question id."""
@@ -365,6 +374,15 @@ class SignalStore:
                 (baseline_run_id, diag_fingerprint))
             return {r[0] for r in cursor}
 
+    def updated_at(self, baseline_run_id: str, diag_fingerprint: str,
+                   question_ids: Iterable[str]) -> dict[str, float]:
+        """When each of these questions' rows was last written."""
+        wanted = set(question_ids)
+        with sqlite_errors(self.path, "read"):
+            return {q: float(t) for q, t in self._conn.execute(
+                "SELECT question_id, updated_at FROM signals WHERE baseline_run_id = ? AND "
+                "diag_fingerprint = ?", (baseline_run_id, diag_fingerprint)) if q in wanted}
+
     def delete_run(self, baseline_run_id: str) -> int:
         """Delete every signal row and lease of a run (re-imported answers); returns the rows."""
         with sqlite_errors(self.path, "write"), self._conn:
@@ -382,9 +400,12 @@ class SignalStore:
         return not (host == me.host and pid != me.pid and not _pid_alive(pid))
 
     def claim(self, baseline_run_id: str, diag_fingerprint: str, candidates: list[str],
-              me: LeaseOwner, limit: int, ttl_s: float, retry_degraded: bool = True) -> Claim:
+              me: LeaseOwner, limit: int, ttl_s: float,
+              degraded_before: float = float("inf")) -> Claim:
         """Lease up to ``limit`` of ``candidates`` (in their order) that are not finished and not
-        leased by another live worker, in one transaction."""
+        leased by another live worker, in one transaction. A degraded row counts as not
+        finished only if it was written before ``degraded_before`` (a row degraded after a pass
+        started is retried by the run that wrote it, not by every run)."""
         now = time.time()
         marks = ", ".join("?" for _ in candidates)
         key = (baseline_run_id, diag_fingerprint, *candidates)
@@ -395,8 +416,8 @@ class SignalStore:
             try:
                 done = {r[0] for r in self._conn.execute(
                     "SELECT question_id FROM signals WHERE baseline_run_id = ? AND "
-                    f"diag_fingerprint = ? AND question_id IN ({marks}) AND infra = 0"
-                    + (" AND degraded = 0" if retry_degraded else ""), key)}
+                    f"diag_fingerprint = ? AND question_id IN ({marks}) AND infra = 0 AND "
+                    "(degraded = 0 OR updated_at >= ?)", (*key, degraded_before))}
                 held = {r[0]: r[1:] for r in self._conn.execute(
                     "SELECT question_id, owner, host, pid, expires_at FROM leases WHERE "
                     f"baseline_run_id = ? AND diag_fingerprint = ? AND question_id IN ({marks})",
