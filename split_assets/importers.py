@@ -258,7 +258,7 @@ def _write_run(workspace: Path, run_id: str, answers: dict[str, _Answer], replac
     that fails nothing is changed: stale diagnoses must never describe new answers), then its
     old rows."""
     if replace:
-        _delete_signals(workspace / SIGNALS_DB, run_id, summary)
+        _delete_signals(_signals_path(workspace), run_id, summary)
     db = workspace / HARNESS_DB
     db.parent.mkdir(parents=True, exist_ok=True)
     now = utc_now()
@@ -288,6 +288,21 @@ def _write_run(workspace: Path, run_id: str, answers: dict[str, _Answer], replac
     summary.answered = len(answers)
     if replace and replaced:
         summary.notes.append(f"replaced {replaced} earlier answers of {run_id}")
+
+
+def _signals_path(workspace: Path) -> Path:
+    """The signal store the workspace's config names (``paths.signals_db``), else the default:
+    stale diagnoses must go from the store the runs actually use."""
+    config = workspace / CONFIG_FILE
+    if config.is_file():
+        try:
+            rel = (yaml.safe_load(config.read_text(encoding="utf-8")) or {}).get(
+                "paths", {}).get("signals_db")
+        except (yaml.YAMLError, UnicodeDecodeError, AttributeError):
+            rel = None
+        if isinstance(rel, str) and rel:
+            return (workspace / rel).resolve()
+    return workspace / SIGNALS_DB
 
 
 def _delete_signals(signals: Path, run_id: str, summary: ImportSummary) -> None:
@@ -321,7 +336,8 @@ def _new_config(benchmark: Benchmark, run_id: str,
     n_val = int(val_ratio * n_trainval + 0.5)
     val_wrong_min = int(0.8 * wrong * n_val / max(n_videos, 1))
     doc = _commented({
-        "video_split": {"baseline_run_id": run_id, "n_trainval": n_trainval, "epsilon": epsilon,
+        "video_split": {"baseline_run_id": _Inserted(run_id), "n_trainval": n_trainval,
+                        "epsilon": epsilon,
                         "report_floor": 30, "val_wrong_min": val_wrong_min,
                         "val_ratio": val_ratio, "seed": 7, "floor_k": {}},
         "diag": {"prompt_version": "v1", "model": "rules-v1", "judge": "rules",
@@ -362,13 +378,18 @@ _HEADER = ("written by 'split-assets import'; README \"Importing published resul
 _PYYAML_RESOLVER = yaml.resolver.Resolver()
 
 
+class _Inserted(str):
+    """A string this importer writes into the config (a run id), as opposed to the user's own
+    scalars, which are written back exactly as they were (``json_mode: yes`` stays ``yes``)."""
+
+
 class _Representer(RoundTripRepresenter):
     """Round-trip representer that writes None as ``null`` (ruamel writes nothing), so a
-    user's ``key: null`` stays as written, and quotes a string that the config loader
-    (PyYAML, YAML 1.1) would read as something else (``on``, ``no``, ``1:20``)."""
+    user's ``key: null`` stays as written, and quotes a string the importer inserts that the
+    config loader (PyYAML, YAML 1.1) would read as something else (``on``, ``no``, ``1:20``)."""
 
-    def represent_str(self, data: str) -> Any:
-        node = super().represent_str(data)
+    def represent_inserted(self, data: str) -> Any:
+        node = super().represent_str(str(data))
         tag = _PYYAML_RESOLVER.resolve(yaml.ScalarNode, data, (True, False))
         if node.style is None and tag != "tag:yaml.org,2002:str":
             node.style = "'"
@@ -377,7 +398,7 @@ class _Representer(RoundTripRepresenter):
 
 _Representer.add_representer(
     type(None), lambda rep, _data: rep.represent_scalar("tag:yaml.org,2002:null", "null"))
-_Representer.add_representer(str, _Representer.represent_str)
+_Representer.add_representer(_Inserted, _Representer.represent_inserted)
 
 
 def _yaml(text: str = "") -> YAML:
@@ -472,6 +493,7 @@ def _section(doc: CommentedMap, name: str) -> CommentedMap:
 def _append(section: CommentedMap, key: str, run_id: str) -> bool:
     """Append the run to the list ``section[key]`` (created if absent); False if listed."""
     runs = section.get(key)
+    run_id = _Inserted(run_id)
     if runs is None:
         section[key] = CommentedSeq([run_id])
         return True
@@ -500,6 +522,6 @@ def _register(doc: CommentedMap, config: Path, run_id: str, role: str,
             return False
         summary.notes.append(f"added {run_id} to evaluation.candidates in {config}")
     else:
-        _section(doc, "evaluation")["control_run"] = run_id
+        _section(doc, "evaluation")["control_run"] = _Inserted(run_id)
         summary.notes.append(f"set evaluation.control_run: {run_id} in {config}")
     return True

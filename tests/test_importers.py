@@ -321,3 +321,23 @@ def test_a_broken_config_is_refused_before_the_run_is_written(tmp_path: Path) ->
                            "cand", ws, role="candidate")
     assert "duplicate key" in err.value.line() and str(config) in err.value.line()
     assert (ws / "harness.db").read_bytes() == before
+
+
+def test_an_import_writes_the_users_yaml_1_1_words_back_as_they_were(tmp_path: Path) -> None:
+    """`json_mode: yes` is a boolean to the config loader (YAML 1.1): the round trip must not
+    turn it into the string 'yes' (which strict types would then refuse)."""
+    from split_assets.config import load_config
+
+    ws = _import(tmp_path, "base")
+    config = ws / "video_split.yaml"
+    text = config.read_text(encoding="utf-8")
+    config.write_text(text.replace("diag:\n", "diag:\n  openai:\n    json_mode: yes\n"
+                                   "    stream: off\n", 1), encoding="utf-8")
+    source = write_results(tmp_path / "on.json", 30, "on")
+    import_videomme(source, "on", ws)  # a run id PyYAML would read as a boolean
+    after = config.read_text(encoding="utf-8")
+    assert "json_mode: yes" in after and "stream: off" in after
+    assert "- 'on'" in after or "['on']" in after
+    loaded = load_config(config).config
+    assert loaded.diag.openai.json_mode is True and loaded.diag.openai.stream is False
+    assert loaded.diag.reference_runs == ["on"]

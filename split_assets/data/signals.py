@@ -191,8 +191,21 @@ class LeaseOwner:
 
     @classmethod
     def this_process(cls) -> LeaseOwner:
-        host, pid = socket.gethostname(), os.getpid()
+        host, pid = process_space(), os.getpid()
         return cls(f"{host}:{pid}:{uuid.uuid4().hex[:8]}", host, pid)
+
+
+def process_space() -> str:
+    """Where a pid means one process: the host name, plus the boot id and the pid namespace
+    where Linux tells them (containers sharing a host name keep their own pids apart, and a
+    reboot is a new space). A lease whose pid is dead in this space is taken over at once."""
+    parts = [socket.gethostname()]
+    try:
+        parts.append(Path("/proc/sys/kernel/random/boot_id").read_text().strip()[:8])
+        parts.append(str(os.stat("/proc/self/ns/pid").st_ino))
+    except OSError:
+        pass
+    return "/".join(parts)
 
 
 def _pid_alive(pid: int) -> bool:
