@@ -104,7 +104,6 @@ def infra_t0_signals(context: AssetExecutionContext, split_config: SplitConfigRe
     rows = pipeline.infra_rows(canonical_predictions, ctx)
     with SignalStore(ctx.loaded.paths.signals_db) as store:
         store.upsert_many(rows)
-    failpoint("infra.upserted")
     causes = Counter(r.rationale for r in rows)
     return MaterializeResult(metadata={
         "count": len(rows),

@@ -27,6 +27,7 @@ from pydantic import (
 )
 
 from split_assets.errors import ConfigError
+from split_assets.lib.files import read_utf8
 
 DEFAULT_CONFIG_PATH = "config/video_split.yaml"
 CONFIG_ENV_VAR = "SPLIT_ASSETS_CONFIG"
@@ -370,14 +371,7 @@ def load_config(path: Path | str | None = None) -> LoadedConfig:
         raise ConfigError(f"config file not found: {path}", CONFIG_ENV_VAR if path ==
                           config_path_from_env() else "--config",
                           "pass --config PATH or set SPLIT_ASSETS_CONFIG to a video_split.yaml")
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"config file is not UTF-8 text (byte {exc.start}: {exc.reason})",
-                          str(path), "save the file as UTF-8") from None
-    except OSError as exc:
-        raise ConfigError(f"config file cannot be read: {exc.strerror or exc}", str(path),
-                          "check the file's permissions") from None
+    text = read_utf8(path, "config", ConfigError, "save the file as UTF-8")
     try:
         raw = yaml.load(text, Loader=_UniqueKeyLoader)  # a SafeLoader: no arbitrary objects
     except _DuplicateKeyError as exc:

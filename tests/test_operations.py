@@ -101,6 +101,18 @@ def clean(ops_template: Path, server: FakeLLM, tmp_path_factory: pytest.TempPath
     return Path(lines["pools"]).read_bytes(), Path(lines["manifest"]).read_bytes(), calls
 
 
+def always_invalid_for_the_first_question(bad: list[str]):  # noqa: ANN201 - a responder
+    """A server responder: the first question asked (its prompt is kept in ``bad``) only ever
+    gets schema-invalid answers, the call and its repair alike."""
+
+    def responder(body: dict, index: int) -> Action | None:
+        prompt = body["messages"][1]["content"]
+        bad[:] = bad or [prompt]
+        return Action("schema_invalid") if prompt == bad[0] else None
+
+    return responder
+
+
 def committed(config: Path) -> int:
     db = config.parent / "signals.db"
     if not db.exists():
@@ -122,10 +134,10 @@ def assert_no_half_split(ws: Path) -> None:
             assert (pools.parent / "split_manifest.json").is_file(), pools
 
 
-KILL_POINTS = [
-    "run.registered", "infra.upserted", "diagnosis.claimed", "diagnosis.before_commit:2",
-    "diagnosis.after_commit:3", "judge.remembered:4", "selection.done", "freeze.tmp_created",
-    "freeze.pools_written", "freeze.manifest_written", "freeze.renamed", "checks.start",
+KILL_POINTS = [  # each a different state on disk when the process dies
+    "run.registered", "diagnosis.claimed", "diagnosis.before_commit:2",
+    "diagnosis.after_commit:3", "selection.done", "freeze.tmp_created", "freeze.pools_written",
+    "freeze.manifest_written", "freeze.renamed", "checks.start",
 ]
 
 
@@ -151,8 +163,7 @@ def test_sigkill_at_a_named_point_loses_nothing_and_pays_nothing_twice(
         assert conn.execute("SELECT COUNT(*) FROM leases").fetchone()[0] == 0
 
 
-@pytest.mark.parametrize("point", ["diagnosis.after_commit:3", "selection.done",
-                                   "freeze.pools_written"])
+@pytest.mark.parametrize("point", ["diagnosis.after_commit:3", "freeze.pools_written"])
 def test_ctrl_c_at_a_named_point_is_one_line_and_loses_nothing(
         point: str, ops_template: Path, tmp_path: Path, env: dict[str, str], server: FakeLLM,
         clean: tuple[bytes, bytes, int]) -> None:
@@ -245,14 +256,8 @@ def test_a_degraded_diagnosis_freezes_nothing_until_it_is_diagnosed(
         ops_template: Path, tmp_path: Path, env: dict[str, str], server: FakeLLM,
         clean: tuple[bytes, bytes, int]) -> None:
     config = workspace(ops_template, tmp_path)
-    bad: list[str] = []
-
-    def one_question_always_invalid(body: dict, index: int) -> Action | None:
-        prompt = body["messages"][1]["content"]
-        bad[:] = bad or [prompt]
-        return Action("schema_invalid") if prompt == bad[0] else None
-
-    server.responder = one_question_always_invalid
+    bad: list[str] = []  # the first question asked: every answer to it is invalid
+    server.responder = always_invalid_for_the_first_question(bad)
     proc = subprocess.run([*CLI, "run", "--config", str(config), "--generated-at", PIN],
                           env=env, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 1, proc.stderr[-2000:]
@@ -321,14 +326,8 @@ def test_two_concurrent_passes_retry_a_degraded_question_once(
     from split_assets.pipeline import diagnose, load_inputs, make_context
 
     config = workspace(ops_template, tmp_path)
-    bad: list[str] = []
-
-    def one_question_always_invalid(body: dict, index: int) -> Action | None:
-        prompt = body["messages"][1]["content"]
-        bad[:] = bad or [prompt]
-        return Action("schema_invalid") if prompt == bad[0] else None
-
-    server.responder = one_question_always_invalid
+    bad: list[str] = []  # the first question asked: every answer to it is invalid
+    server.responder = always_invalid_for_the_first_question(bad)
     reports = []
 
     def one_run() -> None:  # a run of its own: its own judge, store connection and leases

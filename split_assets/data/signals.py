@@ -26,6 +26,7 @@ from operator import attrgetter
 from pathlib import Path
 
 from split_assets.errors import UserError
+from split_assets.lib.files import pid_alive
 
 SCHEMA_VERSION = 2  # 1 was the first release, which did not stamp a version (user_version 0)
 def env_seconds(name: str, default: float, minimum: float) -> float:
@@ -133,9 +134,12 @@ _KEY = ("question_id", "baseline_run_id", "diag_fingerprint")
 _UPDATE = ", ".join(f"{c} = excluded.{c}" for c in _COLUMNS if c not in _KEY + ("created_at",))
 # updated_at (epoch seconds, not part of SignalRow) tells a pass which degraded rows another
 # run has retried since: a degraded question is retried once, not once per concurrent run
+# (an identical row written again changes nothing, not even updated_at)
+_CHANGED = " OR ".join(f"signals.{c} IS NOT excluded.{c}" for c in _COLUMNS
+                       if c not in _KEY + ("created_at",))
 _UPSERT = (f"INSERT INTO signals ({', '.join(_COLUMNS)}, updated_at) VALUES "
            f"({', '.join('?' for _ in _COLUMNS)}, ?) ON CONFLICT ({', '.join(_KEY)}) "
-           f"DO UPDATE SET {_UPDATE}, updated_at = excluded.updated_at")
+           f"DO UPDATE SET {_UPDATE}, updated_at = excluded.updated_at WHERE {_CHANGED}")
 
 
 _NOW: tuple[int, str] = (-1, "")
@@ -206,16 +210,6 @@ def process_space() -> str:
     except OSError:
         pass
     return "/".join(parts)
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 @dataclass(frozen=True)
@@ -410,7 +404,7 @@ class SignalStore:
         if expires_at <= now:
             return False
         # a worker of this host whose process is gone holds nothing (SIGKILL, power loss)
-        return not (host == me.host and pid != me.pid and not _pid_alive(pid))
+        return not (host == me.host and pid != me.pid and not pid_alive(pid))
 
     def claim(self, baseline_run_id: str, diag_fingerprint: str, candidates: list[str],
               me: LeaseOwner, limit: int, ttl_s: float,

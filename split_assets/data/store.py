@@ -14,6 +14,7 @@ import yaml
 
 from split_assets.errors import InputError
 from split_assets.lib.canonical import digest_of, sha256_hex
+from split_assets.lib.files import read_utf8
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,14 +127,7 @@ def load_skills(store_dir: Path, version: str) -> list[Skill]:
 
 def _read_text(path: Path, what: str) -> str:
     """A UTF-8 text file; undecodable bytes are an InputError naming the file."""
-    try:
-        return path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise InputError(f"{what} file is not UTF-8 text (byte {exc.start}: {exc.reason})",
-                         str(path), "save it as UTF-8") from None
-    except OSError as exc:
-        raise InputError(f"{what} file cannot be read: {exc.strerror or exc}", str(path),
-                         "check the file's permissions") from None
+    return read_utf8(path, what, InputError)
 
 
 def skills_digest(skills: list[Skill]) -> str:

@@ -32,7 +32,6 @@ from split_assets.config import OpenAIJudgeConfig
 from split_assets.data.signals import SignalStore
 from split_assets.errors import RunFailure, UserError
 from split_assets.judge.base import JudgeOutcome
-from split_assets.lib.failpoints import failpoint
 
 KEY_VAR = "OPENAI_API_KEY"
 URL_VAR = "OPENAI_BASE_URL"
@@ -236,7 +235,6 @@ class GovernedClient:
                       "completion_tokens": reply.completion_tokens,
                       "reported_model": reply.reported_model}
             self.store.cache_put(key, orjson.dumps(record).decode())
-            failpoint("judge.remembered")
 
     async def complete(self, request: Prepared, question_id: str,
                        parse: Callable[[str], Any] | None = None) -> Reply:

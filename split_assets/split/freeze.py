@@ -20,6 +20,7 @@ from split_assets.lib.canonical import (
     sha256_hex,
 )
 from split_assets.lib.failpoints import failpoint
+from split_assets.lib.files import pid_alive
 from split_assets.split.problem import SplitProblem, SplitQuestion
 from split_assets.split.stats import accuracy, deviation_rows, t2_by_type, tier_counts
 
@@ -213,15 +214,5 @@ def _remove_stale_temporaries(out_dir: Path) -> None:
     """Temporary split folders left by a freeze that was killed (its process is gone)."""
     for tmp in out_dir.parent.glob(f".{out_dir.name}.*.tmp"):
         pid = tmp.name.split(".")[2] if tmp.name.count(".") >= 3 else ""
-        if pid.isdigit() and not _alive(int(pid)):
+        if pid.isdigit() and not pid_alive(int(pid)):
             shutil.rmtree(tmp, ignore_errors=True)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
