@@ -45,5 +45,10 @@ def register_partition(instance: DagsterInstance, key: str) -> bool:
     assert name is not None
     if instance.has_dynamic_partition(name, key):
         return False
-    instance.add_dynamic_partitions(name, [key])
+    try:
+        instance.add_dynamic_partitions(name, [key])
+    except Exception:  # noqa: BLE001 - a concurrent run registered it first (UNIQUE constraint)
+        if instance.has_dynamic_partition(name, key):
+            return False
+        raise
     return True
