@@ -351,3 +351,11 @@ def test_a_split_failing_a_check_in_memory_is_never_written(small_workspace: Pat
     record = DagsterInstance.get().event_log_storage.get_latest_asset_check_execution_by_key(
         [key])[key]
     assert record.event.dagster_event.event_specific_data.passed is False
+
+
+def test_a_broken_dagster_yaml_is_one_line(small_workspace: Path, run_cli: Cli,
+                                           dagster_home: Path) -> None:
+    (dagster_home / "dagster.yaml").write_text("telemetry:\n  enabled: [\n", encoding="utf-8")
+    line = _expect_error(run_cli("run", "--config", str(small_workspace)), 2,
+                         "the Dagster instance cannot be loaded")
+    assert str(dagster_home / "dagster.yaml") in line
