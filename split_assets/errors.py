@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import errno
+import sqlite3
+
 
 class SplitAssetsError(Exception):
     """Base of every expected error: rendered as ``error: <what> (<where>): <how to fix>``."""
@@ -63,23 +66,15 @@ class ReportedError(SplitAssetsError):
         self.exit_code = exit_code
 
 
-def _file_system_errnos() -> frozenset[int]:
-    import errno
-
-    return frozenset(getattr(errno, name) for name in (
-        "EACCES", "EPERM", "EROFS", "ENOSPC", "EDQUOT", "EFBIG", "EISDIR", "ENOTDIR", "EEXIST",
-        "ENOENT", "EMFILE", "ENFILE", "EIO") if hasattr(errno, name))
-
-
-_FILE_SYSTEM_ERRNOS = _file_system_errnos()
+_FILE_SYSTEM_ERRNOS = frozenset(getattr(errno, name) for name in (
+    "EACCES", "EPERM", "EROFS", "ENOSPC", "EDQUOT", "EFBIG", "EISDIR", "ENOTDIR", "EEXIST",
+    "ENOENT", "EMFILE", "ENFILE", "EIO") if hasattr(errno, name))
 
 
 def environment_error(exc: BaseException) -> UserError | None:
     """The one-line error of an operating-system or SQLite failure the user must fix
     (permissions, a full disk, a path that is a folder, a lock that did not clear), with the
     OS's own reason; None for anything else."""
-    import sqlite3  # local: errors.py stays import-light for the CLI's start
-
     if isinstance(exc, OSError) and not isinstance(exc, ConnectionError | TimeoutError) and (
             exc.filename is not None or exc.errno in _FILE_SYSTEM_ERRNOS):
         reason = exc.strerror or str(exc)
@@ -95,8 +90,6 @@ def environment_error(exc: BaseException) -> UserError | None:
             "ENOTDIR": "a part of the path is a file, not a folder: fix the path",
             "EEXIST": "the path exists already: move it away or name another",
         }
-        import errno
-
         code = errno.errorcode.get(exc.errno or -1, "")
         return UserError(f"{reason} [{code or type(exc).__name__}]", str(where),
                          hints.get(code, "fix the file or folder named, then run again"))

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import difflib
 import gc
+import json
 import time
 from collections import Counter, deque
 from collections.abc import Callable, Iterator
@@ -39,9 +40,10 @@ from split_assets.judge import Judge, JudgeCase, JudgeOutcome, build_judge
 from split_assets.judge.prompts import load_templates
 from split_assets.lib.canonical import digest_of
 from split_assets.lib.failpoints import failpoint
-from split_assets.split.freeze import split_id
+from split_assets.split.freeze import MANIFEST_FILE, POOLS_FILE, build_pools, split_id
 from split_assets.split.invariants import InvariantResult
 from split_assets.split.problem import SplitProblem, SplitQuestion
+from split_assets.split.validation import draw_validation
 
 
 @dataclass
@@ -256,10 +258,12 @@ class GroupCommit:
     """Rows finished in the same turn of the event loop share one transaction; each worker
     waits for its own row's commit before it takes its next question."""
 
-    def __init__(self, store: SignalStore, owner: LeaseOwner | None = None) -> None:
+    def __init__(self, store: SignalStore, owner: LeaseOwner | None = None,
+                 written: dict[str, float] | None = None) -> None:
         self.store = store
         self.owner = owner  # each committed row's lease is dropped in the same transaction
-        self.written: dict[str, float] = {}  # question -> updated_at of this pass's write
+        # question -> updated_at of this pass's write
+        self.written: dict[str, float] = {} if written is None else written
         self._rows: list[SignalRow] = []
         self._waiters: list[asyncio.Future[None]] = []
         self.transactions = 0
@@ -373,9 +377,7 @@ async def _diagnose_all(ctx: Context, source: CaseSource, todo: list[CanonicalPr
     by_id = {p.question_id: p for p in todo}
     n_workers = min(len(todo), 2 * ctx.loaded.config.diag.concurrency)
     queue = LeasedQueue(ctx, store, list(by_id), me, max(8, n_workers), degraded_before)
-    committer = GroupCommit(store, me)
-    if written is not None:
-        committer.written = written
+    committer = GroupCommit(store, me, written)
     mine: set[str] = set()
     failed = report.failed_now
 
@@ -545,10 +547,6 @@ def diagnose(ctx: Context, benchmark: Benchmark, preds: list[CanonicalPrediction
 def settled_degraded(ctx: Context) -> frozenset[str]:
     """Degraded questions that the split already frozen for this config accepted
     (``--allow-degraded``): its manifest lists them."""
-    import json
-
-    from split_assets.split.freeze import MANIFEST_FILE, POOLS_FILE
-
     manifest_path = ctx.out_dir / MANIFEST_FILE
     if not (ctx.out_dir / POOLS_FILE).is_file() or not manifest_path.is_file():
         return frozenset()
@@ -681,11 +679,7 @@ def recompute_check(ctx: Context, benchmark: Benchmark, preds: list[CanonicalPre
     """Run the selection again from the inputs and compare bytes with a frozen pools.json (the
     split is deterministic: a difference is tampering or changed inputs, and the input digests
     recorded in the manifest tell which)."""
-    import json
-
-    from split_assets.split.freeze import build_pools
-    from split_assets.split.selection import select_trainval
-    from split_assets.split.validation import draw_validation
+    from split_assets.split.selection import select_trainval  # scipy: loaded only when needed
 
     selection = select_trainval(problem)
     fresh = build_pools(problem, selection, draw_validation(problem, selection.trainval),
