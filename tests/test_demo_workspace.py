@@ -5,16 +5,19 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import sqlite3
 import subprocess
 import sys
 import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from conftest import kv
 
 from split_assets.demo import (
     DURATION_ACCURACY,
@@ -447,3 +450,26 @@ def test_every_reply_extracts_to_its_recorded_letter(tmp_path: Path) -> None:
     conn.close()
     assert rows
     assert all(extract_letter(raw, pred) == (pred or "") for pred, raw in rows)
+
+
+# The demo's outputs, measured before the Workspace refactor (issue 11): moving code must not
+# move a fingerprint or a byte of the frozen split.
+DEMO_FINGERPRINT = "fp-daeaccd408bd"
+DEMO_SPLIT_ID = "a80b4058c420"
+DEMO_POOLS_SHA256 = "d9bce284d89d65138747e48e2cf0505291ae2925f4006aa5da7d341e196f8c37"
+DEMO_MANIFEST_SHA256 = "2055a2227140b0ca96bfedd68be04a1bd15f495245007f064c18acd5a7088dff"
+
+
+def test_demo_outputs_pinned(full: tuple[WorkspaceSummary, float], tmp_path: Path,
+                             run_cli: Callable[..., tuple[int, str, str]]) -> None:
+    summary, _ = full
+    directory = tmp_path / "ws"
+    shutil.copytree(summary.config_path.parent, directory)
+    code, out, err = run_cli("run", "--config", str(directory / "video_split.yaml"),
+                             "--generated-at", "2026-01-01T00:00:00Z")
+    assert code == 0, err
+    values = kv(out)
+    assert (values["fingerprint"], values["split_id"]) == (DEMO_FINGERPRINT, DEMO_SPLIT_ID)
+    assert values["pools_sha256"] == DEMO_POOLS_SHA256
+    assert hashlib.sha256(Path(values["manifest"]).read_bytes()).hexdigest() == \
+        DEMO_MANIFEST_SHA256
