@@ -25,14 +25,15 @@ CONCURRENCY, LATENCY_S, N_QUESTIONS = 32, 0.2, 1000
 
 
 def main() -> None:
-    from split_assets.config import load_config
     from split_assets.data.signals import SignalStore
     from split_assets.demo import build_workspace
-    from split_assets.pipeline import diagnose, load_inputs, make_context, wrong_to_diagnose
+    from split_assets.diagnosis.plan import plan_diagnosis, wrong_to_diagnose
+    from split_assets.diagnosis.runner import diagnose
+    from split_assets.workspace import Workspace
 
-    server = subprocess.Popen([sys.executable, str(ROOT / "tests" / "llm_server.py"), "--port",
-                               "0", "--latency", str(LATENCY_S)], stdout=subprocess.PIPE,
-                              text=True)
+    script = ROOT / "tests" / "helpers" / "llm_server.py"
+    server = subprocess.Popen([sys.executable, str(script), "--port", "0", "--latency",
+                               str(LATENCY_S)], stdout=subprocess.PIPE, text=True)
     try:
         ready = server.stdout.readline().split()
         assert ready and ready[0] == "READY", ready
@@ -43,32 +44,30 @@ def main() -> None:
             config = yaml.safe_load(summary.config_path.read_text())
             config["diag"].update(judge="openai", model="bench-model", concurrency=CONCURRENCY)
             summary.config_path.write_text(yaml.safe_dump(config))
-            ctx = make_context(load_config(summary.config_path))
-            benchmark, preds = load_inputs(ctx)
-            wrong = wrong_to_diagnose(preds)[:N_QUESTIONS]
-            keep = {p.question_id for p in wrong}
-            subset = [p for p in preds if p.correct or p.question_id in keep]
+            ws = Workspace.open(summary.config_path)
+            wrong = wrong_to_diagnose(ws.predictions)[:N_QUESTIONS]
+            subset = plan_diagnosis(wrong, set(), frozenset())
             print(f"diagnosing {len(wrong)} wrong answers, concurrency {CONCURRENCY}, "
                   f"server latency {LATENCY_S * 1000:.0f} ms", file=sys.stderr)
             profile = os.environ.get("BENCH_PROFILE")  # a path: cProfile the cold pass there
             profiler = cProfile.Profile() if profile else None
-            with SignalStore(ctx.loaded.paths.signals_db) as store:
+            with SignalStore(ws.loaded.paths.signals_db) as store:
                 cpu0, wall0 = time.process_time(), time.perf_counter()
                 if profiler:
                     profiler.enable()
-                report = diagnose(ctx, benchmark, subset, store, progress=lambda line: print(
+                report = diagnose(ws, subset, store, progress=lambda line: print(
                     line, file=sys.stderr), progress_every_s=5)
                 cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
                 if profiler:
                     profiler.disable()
                     profiler.dump_stats(profile)
-            conn = sqlite3.connect(ctx.loaded.paths.signals_db)
+            conn = sqlite3.connect(ws.loaded.paths.signals_db)
             conn.execute("DELETE FROM signals")  # the diagnoses are gone, the cache is not
             conn.commit()
             conn.close()
-            with SignalStore(ctx.loaded.paths.signals_db) as store:
-                warm = diagnose(ctx, benchmark, subset, store)
-            reference = plain_client_reference(ctx, benchmark, wrong)
+            with SignalStore(ws.loaded.paths.signals_db) as store:
+                warm = diagnose(ws, subset, store)
+            reference = plain_client_reference(ws, wrong)
     finally:
         server.terminate()
         server.wait(timeout=10)
@@ -91,7 +90,7 @@ def main() -> None:
     print(json.dumps(result))
 
 
-def plain_client_reference(ctx, benchmark, wrong) -> dict[str, float]:  # noqa: ANN001
+def plain_client_reference(ws, wrong) -> dict[str, float]:  # noqa: ANN001
     """The bare ``AsyncOpenAI`` sending the same rendered prompts at the same concurrency: what
     the machine and the server allow, measured in the same run as the judge."""
     import asyncio
@@ -100,11 +99,10 @@ def plain_client_reference(ctx, benchmark, wrong) -> dict[str, float]:  # noqa: 
 
     from split_assets.judge.prompts import load_templates
     from split_assets.judge.render import render_messages
-    from split_assets.pipeline import build_cases
 
-    templates = load_templates(ctx.loaded.paths.prompts_dir, ctx.judge.required_templates())
-    prompts = [render_messages(templates, c, ctx.loaded.config.diag.context)
-               for c in build_cases(ctx, benchmark, wrong)]
+    templates = load_templates(ws.loaded.paths.prompts_dir, ws.judge.required_templates())
+    prompts = [render_messages(templates, c, ws.loaded.config.diag.context)
+               for c in ws.case_source(wrong).cases(wrong)]
 
     async def run() -> float:
         client = openai.AsyncOpenAI(max_retries=0)

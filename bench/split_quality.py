@@ -82,7 +82,12 @@ def floors_of(data: dict[str, np.ndarray]) -> dict[str, int]:
 
 
 def run_ours(n_videos: int) -> dict:
-    from split_assets.split.problem import SplitProblem, SplitQuestion
+    from split_assets.split.problem import (
+        SelectionSettings,
+        SplitProblem,
+        SplitQuestion,
+        ValidationSettings,
+    )
     from split_assets.split.selection import select_trainval
 
     data = benchmark(n_videos)
@@ -92,8 +97,11 @@ def run_ours(n_videos: int) -> dict:
                  for i, (v, t, d, c, x) in enumerate(zip(data["video"], data["task"],
                                                          data["duration"], data["correct"],
                                                          data["t2"], strict=True))]
-    problem = SplitProblem(tuple(questions), n_trainval=2 * n_videos // 3, epsilon=0.02,
-                           report_floor=0, val_ratio=0.2, seed=3, floor_k=floors_of(data))
+    problem = SplitProblem(tuple(questions),
+                           selection=SelectionSettings(n_trainval=2 * n_videos // 3,
+                                                       epsilon=0.02, floor_k=floors_of(data),
+                                                       seed=3),
+                           validation=ValidationSettings(val_ratio=0.2))
     started = time.perf_counter()
     selection = select_trainval(problem)
     seconds = time.perf_counter() - started

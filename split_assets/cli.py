@@ -12,30 +12,22 @@ from collections.abc import Sequence
 from dataclasses import asdict
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from split_assets.errors import (
-    Interrupted,
-    ReportedError,
-    RunFailure,
-    SplitAssetsError,
-    UserError,
-    environment_error,
-)
-from split_assets.lib.failpoints import failpoint
+from split_assets.errors import RunFailure, SplitAssetsError, UserError, environment_error
 
 if TYPE_CHECKING:
-    from split_assets.config import LoadedConfig
+    from split_assets.workspace import Workspace
 
 DEFAULT_DEMO_DIR = "demo-workspace"
 
 
-def load_config(path: Path | None) -> LoadedConfig:
-    """The validated config (imported here, not at the top: the module loads in milliseconds,
-    so a Ctrl-C at any moment after the interpreter starts is one line, not a traceback)."""
-    from split_assets.config import load_config as load
+def _workspace(config: Path | None) -> Workspace:
+    """The command's workspace (imported here, not at the top: this module loads in
+    milliseconds, so a Ctrl-C at any moment after the interpreter starts is one line)."""
+    from split_assets.workspace import Workspace
 
-    return load(path)
+    return Workspace.open(config)
 
 
 def _err(message: str) -> None:
@@ -53,144 +45,87 @@ def _check_generated_at(value: str | None) -> str | None:
     return value
 
 
-def _failure_of(result: Any) -> SplitAssetsError:
-    """The error that failed a Dagster run: an expected error's one-line failure description
-    (with its exit code), else a failed check's name and detail, else the root cause of the
-    exception."""
-    failures = [e.step_failure_data for e in result.all_events
-                if e.event_type_value == "STEP_FAILURE"]
-    for data in failures:
-        user = data.user_failure_data
-        if user is not None and user.description:
-            code = user.metadata.get("exit_code")
-            value = getattr(code, "value", code)
-            return ReportedError(user.description, int(value) if value is not None else 1)
-    for event in result.all_events:  # a blocking check that failed on the files on disk
-        if event.event_type_value == "ASSET_CHECK_EVALUATION":
-            evaluation = event.event_specific_data
-            if not evaluation.passed:
-                desc = (evaluation.description or "").strip()
-                return RunFailure(f"check {evaluation.check_name} failed: {desc}",
-                                  evaluation.asset_key.to_user_string(),
-                                  "see the check's metadata in the Dagster UI (make ui); "
-                                  "'split-assets verify' re-checks the files")
-    for event in result.all_events:
-        if event.event_type_value != "STEP_FAILURE":
-            continue
-        error = event.step_failure_data.error
-        root = error
-        while error is not None:
-            if error.cls_name in ("KeyboardInterrupt", "DagsterExecutionInterruptedError"):
-                return _interrupted()
-            root = error
-            error = error.cause
-        message = root.message.strip().splitlines()[0] if root and root.message else ""
-        return RunFailure(f"step {event.step_key} failed: {message}", "dagster run",
-                          "unexpected: the run's logs (make ui) have the stack trace; report "
-                          "it as a bug")
-    return RunFailure("the Dagster run failed", "dagster run", "see the logs above")
-
-
-def _interrupted() -> Interrupted:
-    return Interrupted("interrupted", "Ctrl-C", "finished diagnoses are kept; run the same "
-                                                "command again to resume without paying twice")
-
-
 def run(config: Path | None, dry_run: bool = False, generated_at: str | None = None,
         allow_degraded: int = 0, no_wait: bool = False) -> int:
-    """Validate, register the fingerprint partition and materialize every asset and check."""
-    from split_assets import pipeline
-    from split_assets.data.signals import SignalStore
+    """Validate, register the fingerprint partition and materialize every asset and check
+    (``dry_run``: print the plan instead; call no judge, write nothing)."""
+    from split_assets.defs.resources import ALLOW_DEGRADED_TAG, GENERATED_AT_TAG, NO_WAIT_TAG
 
     generated_at = _check_generated_at(generated_at)
     if allow_degraded < 0:
         raise UserError(f"--allow-degraded {allow_degraded} is negative", "--allow-degraded",
                         "pass 0 or more")
-    loaded = load_config(config)
-    ctx = pipeline.make_context(loaded)
-    benchmark, preds = pipeline.load_inputs(ctx)
-    wrong = pipeline.wrong_to_diagnose(preds)
-    cases = pipeline.build_cases(ctx, benchmark, wrong)  # fails early if context is missing
-    if ctx.loaded.config.diag.judge == "openai":
-        from split_assets.judge.governed import check_environment
-
-        check_environment()
-    store = SignalStore.for_reading(loaded.paths.signals_db)
-    try:
-        # counts alone can show the split is impossible: say so before paying for anything
-        pipeline.check_before_diagnosis(ctx, benchmark, preds, store)
-        done_ids = store.done_question_ids(ctx.run_id, ctx.fingerprint.key)
-        if dry_run:
-            todo = [c for c in cases if c.question.question_id not in done_ids]
-            plan = pipeline.dry_run_estimate(ctx, todo, store)
-    finally:
-        store.close()
+    ws = _workspace(config)
+    plan = _checked_plan(ws, dry_run)
     if dry_run:
-        print(f"fingerprint={ctx.fingerprint.key}")
-        print(f"split_id={ctx.split_id}")
-        print(f"questions={len(preds)}")
-        print(f"wrong={sum(not p.correct for p in preds)}")
-        print(f"infra_t0={sum(p.infra and not p.correct for p in preds)}")
-        print(f"to_diagnose={len(todo)}")
-        print(f"already_diagnosed={len(wrong) - len(todo)}")
-        print(f"cached_answers={plan.cached}")
-        print(f"estimated_calls={plan.calls}")
-        print(f"estimated_tokens={plan.tokens}")
-        print(f"out_dir={ctx.out_dir}")
-        return 0
+        return _print(plan)
+    from split_assets.defs.launch import run_split_job
 
-    from split_assets.definitions import SPLIT_JOB, make_definitions
-    from split_assets.instance import get_instance, register_partition
-    from split_assets.resources import ALLOW_DEGRADED_TAG, GENERATED_AT_TAG, NO_WAIT_TAG
-
-    instance = get_instance()
-    register_partition(instance, ctx.fingerprint.key)
-    failpoint("run.registered")
-    job = make_definitions(loaded.path).resolve_job_def(SPLIT_JOB)
     tags = {GENERATED_AT_TAG: generated_at} if generated_at else {}
     if allow_degraded:
         tags[ALLOW_DEGRADED_TAG] = str(allow_degraded)
     if no_wait:
         tags[NO_WAIT_TAG] = "1"
-    run_config = {"loggers": {"console": {"config": {"log_level": "DEBUG"}}}}
-    result = job.execute_in_process(run_config=run_config, instance=instance,
-                                    partition_key=ctx.fingerprint.key, tags=tags,
-                                    raise_on_error=False)
-    if not result.success:
-        raise _failure_of(result)
-    pools = ctx.out_dir / "pools.json"
-    print(f"fingerprint={ctx.fingerprint.key}")
-    print(f"split_id={ctx.split_id}")
-    print(f"pools={pools}")
-    manifest_path = ctx.out_dir / "split_manifest.json"
-    print(f"pools_sha256={json.loads(manifest_path.read_bytes())['pools_sha256']}")
-    print(f"manifest={manifest_path}")
-    evaluation = ctx.out_dir / "evaluation.json"
-    if loaded.config.evaluation.candidates and evaluation.is_file():
-        print(f"evaluation={evaluation}")
+    run_split_job(ws, tags)
+    files = ws.files
+    evaluation = ([("evaluation", files.evaluation)] if ws.loaded.config.evaluation.candidates
+                  and files.evaluation.is_file() else [])
+    return _print([("fingerprint", ws.fingerprint.key), ("split_id", ws.split_id),
+                   ("pools", files.pools),
+                   ("pools_sha256", ws.frozen_manifest()["pools_sha256"]),
+                   ("manifest", files.manifest), *evaluation])
+
+
+def _checked_plan(ws: Workspace, dry_run: bool) -> list[tuple[str, object]]:
+    """Everything checkable before a judge is paid; the plan's lines for ``--dry-run``."""
+    from split_assets.diagnosis.plan import check_before_diagnosis, dry_run_estimate
+
+    with ws.store(read_only=True) as store:
+        # counts alone can show the split is impossible: say so before paying for anything
+        plan = ws.diagnosis_plan(store)
+        cases = ws.case_source(plan.todo).cases(plan.todo)  # a missing trace or tree: now
+        if ws.loaded.config.diag.judge == "openai":
+            from split_assets.judge.governed import check_environment
+
+            check_environment()
+        check_before_diagnosis(ws, store)
+        if not dry_run:
+            return []
+        cost = dry_run_estimate(ws, cases, store)
+    preds = ws.predictions
+    return [("fingerprint", ws.fingerprint.key), ("split_id", ws.split_id),
+            ("questions", len(preds)), ("wrong", sum(not p.correct for p in preds)),
+            ("infra_t0", sum(p.infra and not p.correct for p in preds)),
+            ("to_diagnose", len(plan.todo)), ("already_diagnosed", plan.already_done),
+            ("settled_degraded", len(plan.settled)), ("cached_answers", cost.cached),
+            ("estimated_calls", cost.calls), ("estimated_tokens", cost.tokens),
+            ("out_dir", ws.out_dir)]
+
+
+def _print(lines: list[tuple[str, object]]) -> int:
+    for key, value in lines:
+        print(f"{key}={value}")
     return 0
 
 
 def compare(candidate: str, control: str | None, config: Path | None,
             pools: list[str] | None, as_json: bool) -> int:
     """``split-assets compare``: the candidate against the baseline on the frozen pools."""
-    from split_assets import pipeline
-    from split_assets.evaluation.report import POOLS, compare_runs, text
+    from split_assets.evaluation.report import compare_runs, text
+    from split_assets.split.layout import EVALUATED_POOLS
 
-    ctx = pipeline.make_context(load_config(config))
+    ws = _workspace(config)
     where = "--control"
-    if control is None and ctx.loaded.config.evaluation.control_run is not None:
-        control, where = ctx.loaded.config.evaluation.control_run, "evaluation.control_run"
-    chosen = tuple(p for p in POOLS if p in (pools or POOLS))
-    report = compare_runs(ctx, candidate, control, chosen, control_where=where)
+    if control is None and ws.loaded.config.evaluation.control_run is not None:
+        control, where = ws.loaded.config.evaluation.control_run, "evaluation.control_run"
+    chosen = tuple(p for p in EVALUATED_POOLS if p in (pools or EVALUATED_POOLS))
+    report = compare_runs(ws, candidate, control, chosen, control_where=where)
     print(json.dumps(report, indent=1, sort_keys=True) if as_json else text(report))
     return 0
 
 
 def export_signals(pool: str, out: Path, config: Path | None) -> int:
     """``split-assets export-signals``: the train pool's diagnoses as JSONL."""
-    from split_assets import pipeline
-    from split_assets.data.signals import SignalStore
     from split_assets.evaluation.report import load_pools
     from split_assets.lib.canonical import atomic_write_bytes
 
@@ -201,91 +136,39 @@ def export_signals(pool: str, out: Path, config: Path | None) -> int:
     if out.is_dir():
         raise UserError(f"--out names a folder: {out}", "--out",
                         "name the JSONL file to write, e.g. train_signals.jsonl")
-    ctx = pipeline.make_context(load_config(config))
-    doc = load_pools(ctx.out_dir, ctx.loaded.path)
+    ws = _workspace(config)
+    doc = load_pools(ws)
     train = set(doc["pools"]["train"])
-    with SignalStore.for_reading(ctx.loaded.paths.signals_db, required=True) as store:
-        rows = [r for r in store.rows(ctx.run_id, ctx.fingerprint.key) if r.question_id in train]
-    lines = []
-    for row in rows:
-        record = asdict(row)
-        record["pool"] = "train"
-        lines.append(json.dumps(record, sort_keys=True, ensure_ascii=False))
+    rows = [r for r in ws.signal_rows(required=True) if r.question_id in train]
+    lines = [json.dumps({**asdict(row), "pool": "train"}, sort_keys=True, ensure_ascii=False)
+             for row in rows]
     atomic_write_bytes(out, ("\n".join(lines) + ("\n" if lines else "")).encode("utf-8"))
     print(f"wrote {len(lines)} diagnoses of the train pool ({len(doc['videos']['train'])} "
-          f"videos, split {doc['split_id']}, {ctx.fingerprint.key}) to {out}")
+          f"videos, split {doc['split_id']}, {ws.fingerprint.key}) to {out}")
     return 0
 
 
 def fingerprint(config: Path | None, register: bool = False) -> int:
     """Print the fingerprint key, then its components."""
-    from split_assets.pipeline import make_context
-
-    ctx = make_context(load_config(config))
-    print(ctx.fingerprint.key)
-    for name, value in ctx.fingerprint.components.items():
+    ws = _workspace(config)
+    print(ws.fingerprint.key)
+    for name, value in ws.fingerprint.components.items():
         shown = value if isinstance(value, str) else json.dumps(value, sort_keys=True)
         print(f"{name}={shown}")
     if register:
-        from split_assets.instance import get_instance, register_partition
+        from split_assets.defs.instance import get_instance, register_partition
 
-        new = register_partition(get_instance(), ctx.fingerprint.key)
-        _err(f"partition {ctx.fingerprint.key} {'registered' if new else 'already registered'}")
+        new = register_partition(get_instance(), ws.fingerprint.key)
+        _err(f"partition {ws.fingerprint.key} {'registered' if new else 'already registered'}")
     return 0
 
 
 def verify(pools_json: Path, config: Path | None, recompute: bool = False) -> int:
-    """Re-check a frozen pools.json against the config's inputs: the six invariants, the pool
-    sizes, each pool's videos and the recorded correctness; with ``recompute``, the selection is
-    run again and its bytes compared."""
-    from split_assets import pipeline
-    from split_assets.data.signals import SignalStore
-    from split_assets.split.freeze import MANIFEST_FILE
-    from split_assets.split.invariants import rederived
-    from split_assets.split.invariants import verify as verify_invariants
+    """Re-check a frozen pools.json against the config's inputs."""
+    from split_assets.split.checking import check_pools_file, read_pools_file
 
-    if not pools_json.is_file():
-        raise UserError(f"pools file not found: {pools_json}", "POOLS_JSON",
-                        "pass the pools.json printed by 'split-assets run'")
-    data = pools_json.read_bytes()
-    try:
-        doc = json.loads(data.decode("utf-8"))
-        fp, run_id = doc["diag_fingerprint"], doc["baseline_run_id"]
-        for key in ("pools", "videos"):
-            if sorted(doc[key]) != ["test", "train", "validation"] or not all(
-                    isinstance(v, list) and all(isinstance(x, str) for x in v)
-                    for v in doc[key].values()):
-                raise TypeError(key)
-        if not isinstance(doc["correctness"], dict):
-            raise TypeError("correctness")
-    except (UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError):
-        raise UserError("not a pools.json written by split-assets", str(pools_json),
-                        "pass the pools.json printed by 'split-assets run'") from None
-    ctx = pipeline.make_context(load_config(config))
-    if run_id != ctx.run_id:
-        raise UserError(f"pools.json is of run {run_id!r}, the config of {ctx.run_id!r}",
-                        str(pools_json), "pass the config the split was made with")
-    if fp != ctx.fingerprint.key:
-        raise UserError(f"pools.json is of fingerprint {fp}, the config's is "
-                        f"{ctx.fingerprint.key}", str(pools_json),
-                        "pass the config the split was made with")
-    benchmark, preds = pipeline.load_inputs(ctx)
-    with SignalStore.for_reading(ctx.loaded.paths.signals_db, required=True) as store:
-        rows = store.rows(run_id, fp)
-    problem = pipeline.split_problem(ctx, preds, rows, benchmark)
-    manifest_path = pools_json.parent / MANIFEST_FILE
-    expected = None
-    if manifest_path.is_file():
-        try:
-            expected = json.loads(manifest_path.read_bytes())["pools_sha256"]
-        except (ValueError, KeyError, TypeError):
-            raise UserError("split_manifest.json is not a manifest written by split-assets",
-                            str(manifest_path), "restore it from the run that froze the split"
-                            ) from None
-    results = verify_invariants(problem, data, expected) + rederived(problem, data)
-    if recompute:
-        results.append(pipeline.recompute_check(ctx, benchmark, preds, rows, problem, data,
-                                                manifest_path))
+    read_pools_file(pools_json)  # a wrong file is refused before the config is read
+    results = check_pools_file(_workspace(config), pools_json, recompute)
     for r in results:
         print(f"{'ok  ' if r.passed else 'FAIL'} {r.name}: {r.detail}")
     failed = [r.name for r in results if not r.passed]
@@ -337,6 +220,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--recompute", action="store_true",
                    help="also re-run the selection from the inputs and compare the bytes")
 
+    _add_run_data_parsers(sub, config_help)
+    return parser
+
+
+def _add_run_data_parsers(sub: argparse._SubParsersAction, config_help: str) -> None:
+    """import, compare, export-signals, demo."""
     p = sub.add_parser("import", help="import published results or predictions as a run")
     kinds = p.add_subparsers(dest="kind", required=True)
     k = kinds.add_parser("videomme", help="an official-layout results file (JSON list of videos)")
@@ -369,7 +258,6 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("demo", help="build the sample workspace and run it")
     p.add_argument("--dir", type=Path, default=Path(DEFAULT_DEMO_DIR),
                    help=f"where to build it (default: {DEFAULT_DEMO_DIR}/)")
-    return parser
 
 
 def _import_args(parser: argparse.ArgumentParser) -> None:
@@ -384,7 +272,7 @@ def _import_args(parser: argparse.ArgumentParser) -> None:
 
 def import_run(args: argparse.Namespace) -> int:
     """``split-assets import videomme|predictions``."""
-    from split_assets import importers
+    from split_assets.data import importers
 
     if args.kind == "videomme":
         summary = importers.import_videomme(args.results, args.run_id, args.workspace,
@@ -404,7 +292,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SplitAssetsError as exc:
         return _fail(exc)
     except KeyboardInterrupt:
-        return _fail(_interrupted())
+        from split_assets.defs.launch import interrupted
+
+        return _fail(interrupted())
     except Exception as exc:
         mapped = environment_error(exc)
         if mapped is None:

@@ -12,6 +12,7 @@ import difflib
 import math
 import os
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal
 
@@ -218,7 +219,7 @@ class LoadedConfig:
     def base_dir(self) -> Path:
         return self.path.parent
 
-    @property
+    @cached_property
     def paths(self) -> ResolvedPaths:
         p = self.config.paths
         base = self.base_dir

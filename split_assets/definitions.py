@@ -1,10 +1,14 @@
-"""The code location: assembly only."""
+"""The code location (what ``workspace.yaml``, ``dagster dev -m split_assets.definitions`` and
+the CLI load): assembly only; the definitions themselves live in ``split_assets/defs/``."""
+
+from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from dagster import AssetSelection, Definitions, define_asset_job, in_process_executor
 
-from split_assets.assets import (
+from split_assets.defs.assets import (
     candidate_evaluation,
     canonical_predictions,
     diagnosis_signals,
@@ -12,9 +16,12 @@ from split_assets.assets import (
     infra_t0_signals,
     trainval_selection,
 )
-from split_assets.checks import mcnemar_power, split_invariants
-from split_assets.console_log import compact_console_logger
-from split_assets.resources import build_resources
+from split_assets.defs.checks import mcnemar_power, split_invariants
+from split_assets.defs.console_log import compact_console_logger
+from split_assets.defs.resources import build_resources
+
+if TYPE_CHECKING:
+    from split_assets.workspace import Workspace
 
 SPLIT_JOB = "split_pipeline"
 
@@ -23,15 +30,16 @@ split_pipeline = define_asset_job(
     description="Every asset and check of one fingerprint partition.")
 
 
-
-def make_definitions(config_path: Path | str | None = None) -> Definitions:
-    """The code location over one config file (default: ``$SPLIT_ASSETS_CONFIG``)."""
+def make_definitions(config_path: Path | str | None = None,
+                     workspace: Workspace | None = None) -> Definitions:
+    """The code location over one config file (default: ``$SPLIT_ASSETS_CONFIG``), or over a
+    workspace a command already built (the CLI's in-process run)."""
     return Definitions(
         assets=[canonical_predictions, infra_t0_signals, diagnosis_signals, trainval_selection,
                 frozen_pools, candidate_evaluation],
         asset_checks=[split_invariants, mcnemar_power],
         jobs=[split_pipeline],
-        resources=build_resources(config_path),
+        resources=build_resources(config_path, workspace),
         executor=in_process_executor,
         loggers={"console": compact_console_logger},
     )

@@ -11,10 +11,12 @@ class SplitAssetsError(Exception):
 
     exit_code = 1
 
-    def __init__(self, what: str, where: str = "", fix: str = "") -> None:
+    def __init__(self, what: str, where: str = "", fix: str = "",
+                 figures: dict[str, object] | None = None) -> None:
         self.what = what
         self.where = where
         self.fix = fix
+        self.figures = figures or {}  # numbers for the Dagster UI's failure metadata
         super().__init__(self.line())
 
     def line(self) -> str:

@@ -1,11 +1,13 @@
-"""Read-only access to the harness database: canonical predictions, letters, traces."""
+"""The harness database: its schema (defined here once, for every writer: the demo generator
+and the importers), and read-only access for the pipeline: canonical predictions, letters,
+traces."""
 
 from __future__ import annotations
 
 import json
 import re
 import sqlite3
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -112,8 +114,42 @@ def _require_table(conn: sqlite3.Connection, table: str, columns: Iterable[str],
                          "see README 'Harness database' for the schema")
 
 
-_PRED_COLUMNS = ("run_id", "question_id", "prediction", "raw_response", "stop_reason",
-                 "attempt", "created_at", "session_id")
+#: The harness db's tables as (column, SQL type), in column order. The pipeline only reads
+#: them; the demo generator and the importers create them with :func:`create_tables`.
+PREDICTIONS_SCHEMA: tuple[tuple[str, str], ...] = (
+    ("run_id", "TEXT"), ("question_id", "TEXT"), ("prediction", "TEXT"),
+    ("raw_response", "TEXT"), ("stop_reason", "TEXT"), ("attempt", "INTEGER"),
+    ("created_at", "TEXT"), ("session_id", "TEXT"),
+)
+TRACES_SCHEMA: tuple[tuple[str, str], ...] = (
+    ("run_id", "TEXT"), ("question_id", "TEXT"), ("step", "INTEGER"), ("kind", "TEXT"),
+    ("content", "TEXT"),
+)
+_PRED_COLUMNS = tuple(name for name, _ in PREDICTIONS_SCHEMA)
+_TRACE_COLUMNS = tuple(name for name, _ in TRACES_SCHEMA)
+
+
+def create_tables(conn: sqlite3.Connection) -> None:
+    """Create the ``predictions`` and ``traces`` tables where they do not exist yet."""
+    for table, schema in (("predictions", PREDICTIONS_SCHEMA), ("traces", TRACES_SCHEMA)):
+        columns = ", ".join(f"{name} {sql_type}" for name, sql_type in schema)
+        conn.execute(f"CREATE TABLE IF NOT EXISTS {table} ({columns})")
+
+
+def _insert(conn: sqlite3.Connection, table: str, columns: Sequence[str],
+            rows: Iterable[Sequence[Any]]) -> None:
+    marks = ", ".join("?" for _ in columns)
+    conn.executemany(f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks})", rows)
+
+
+def insert_predictions(conn: sqlite3.Connection, rows: Iterable[Sequence[Any]]) -> None:
+    """Insert prediction rows, each with the values of :data:`PREDICTIONS_SCHEMA` in order."""
+    _insert(conn, "predictions", _PRED_COLUMNS, rows)
+
+
+def insert_traces(conn: sqlite3.Connection, rows: Iterable[Sequence[Any]]) -> None:
+    """Insert trace rows, each with the values of :data:`TRACES_SCHEMA` in order."""
+    _insert(conn, "traces", _TRACE_COLUMNS, rows)
 
 
 def run_ids(db: Path) -> list[str]:
@@ -249,7 +285,7 @@ def load_traces(db: Path, run_id: str, question_ids: Iterable[str]) -> dict[str,
     wanted = sorted(set(question_ids))
     traces: dict[str, list[tuple[int, str, str, Any]]] = {}
     with open_readonly(db) as conn:
-        _require_table(conn, "traces", ("run_id", "question_id", "step", "kind", "content"), db)
+        _require_table(conn, "traces", _TRACE_COLUMNS, db)
         # only the asked questions' rows are read and parsed (a temp table lives in memory,
         # so this works on the read-only connection)
         conn.execute("CREATE TEMP TABLE wanted (question_id TEXT PRIMARY KEY)")

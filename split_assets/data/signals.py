@@ -13,38 +13,26 @@ release is migrated in place when it is opened.
 
 from __future__ import annotations
 
-import os
-import socket
 import sqlite3
 import time
-import uuid
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable
 from dataclasses import dataclass, fields
-from datetime import UTC, datetime
 from operator import attrgetter
 from pathlib import Path
+from typing import Any
 
+from split_assets.data.db import (
+    BUSY_TIMEOUT_S,
+    DONE,
+    env_seconds,
+    sqlite_errors,
+    utc_now,
+)
+from split_assets.data.leases import LeaseOwner, Leases
 from split_assets.errors import UserError
-from split_assets.lib.files import pid_alive
 
 SCHEMA_VERSION = 2  # 1 was the first release, which did not stamp a version (user_version 0)
-def env_seconds(name: str, default: float, minimum: float) -> float:
-    """A duration from the environment (tests and operators tune waits), checked."""
-    raw = os.environ.get(name)
-    if raw is None or raw == "":
-        return default
-    try:
-        value = float(raw)
-    except ValueError:
-        value = float("nan")
-    if not value >= minimum:  # also refuses NaN
-        raise UserError(f"{name}={raw!r} is not a number of seconds >= {minimum:g}", name,
-                        f"set it to e.g. {default:g}, or unset it")
-    return value
 
-
-BUSY_TIMEOUT_S = 30.0  # SPLIT_ASSETS_DB_TIMEOUT_S overrides it when a store is opened
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS signals (
@@ -142,97 +130,13 @@ _UPSERT = (f"INSERT INTO signals ({', '.join(_COLUMNS)}, updated_at) VALUES "
            f"DO UPDATE SET {_UPDATE}, updated_at = excluded.updated_at WHERE {_CHANGED}")
 
 
-_NOW: tuple[int, str] = (-1, "")
 
 
 _READ = attrgetter(*_COLUMNS)
 _CREATED, _DEGRADED, _INFRA = (_COLUMNS.index(c) for c in ("created_at", "degraded", "infra"))
 
 
-def utc_now() -> str:
-    """Current UTC time, second precision, ISO 8601 with Z (formatted once per second: it
-    stamps several rows of every diagnosis)."""
-    global _NOW
-    second = int(time.time())
-    if _NOW[0] != second:
-        _NOW = (second, datetime.fromtimestamp(second, UTC).strftime("%Y-%m-%dT%H:%M:%SZ"))
-    return _NOW[1]
-
-
-def _describe_sqlite(exc: sqlite3.Error, path: Path) -> str:
-    text = str(exc)
-    if "locked" in text or "busy" in text:
-        return f"{text} (still locked after {BUSY_TIMEOUT_S:g} s)"
-    if "disk I/O error" in text or "full" in text:
-        try:  # SQLite reports a full disk as an I/O error: say which
-            stat = os.statvfs(path.parent)
-            if stat.f_bavail * stat.f_frsize < 1 << 20:
-                return f"{text}: no space left on device (disk full)"
-        except OSError:
-            pass
-    return text
-
-
-@contextmanager
-def sqlite_errors(path: Path, doing: str) -> Iterator[None]:
-    """Turn a SQLite error on the signal store into one line naming the file and the cause."""
-    try:
-        yield
-    except sqlite3.Error as exc:
-        raise UserError(f"cannot {doing} the signal store: {_describe_sqlite(exc, path)}",
-                        f"paths.signals_db {path}",
-                        "stop other programs using it, check the file's permissions and free "
-                        "space, then run again (finished diagnoses are kept)") from None
-
-
-@dataclass(frozen=True)
-class LeaseOwner:
-    """Who holds a lease: one diagnosis pass of one process."""
-
-    owner: str
-    host: str
-    pid: int
-
-    @classmethod
-    def this_process(cls) -> LeaseOwner:
-        host, pid = process_space(), os.getpid()
-        return cls(f"{host}:{pid}:{uuid.uuid4().hex[:8]}", host, pid)
-
-
-def process_space() -> str:
-    """Where a pid means one process: the host name, plus the boot id and the pid namespace
-    where Linux tells them (containers sharing a host name keep their own pids apart, and a
-    reboot is a new space). A lease whose pid is dead in this space is taken over at once."""
-    parts = [socket.gethostname()]
-    try:
-        parts.append(Path("/proc/sys/kernel/random/boot_id").read_text().strip()[:8])
-        parts.append(str(os.stat("/proc/self/ns/pid").st_ino))
-    except OSError:
-        pass
-    return "/".join(parts)
-
-
-@dataclass(frozen=True)
-class ForeignLeases:
-    """Live leases of other workers on the questions a pass wants."""
-
-    count: int
-    holders: tuple[str, ...]  # "host pid N" of each holder
-
-    def describe(self) -> str:
-        return f"{self.count} question(s) leased by {', '.join(self.holders)}"
-
-
-@dataclass
-class Claim:
-    """What one claim did with its candidates (finished ones are dropped)."""
-
-    claimed: list[str]
-    foreign: list[str]  # leased by another live worker
-    unclaimed: list[str]  # free, beyond the limit
-
-
-class SignalStore:
+class SignalStore(Leases):
     """SQLite-backed store of signal rows (WAL mode; safe to read while another run writes)."""
 
     @classmethod
@@ -372,13 +276,12 @@ class SignalStore:
         return out
 
     def done_question_ids(self, baseline_run_id: str, diag_fingerprint: str) -> set[str]:
-        """Questions with a finished diagnosis: not degraded (retried) and not a T0 INFRA row
-        (an answer that is no longer INFRA, e.g. after infra_stop_reasons changed, is judged)."""
+        """Questions with a finished diagnosis (``DONE``)."""
         with sqlite_errors(self.path, "read"):
             cursor = self._conn.execute(
-                "SELECT question_id FROM signals WHERE baseline_run_id = ? AND "
-                "diag_fingerprint = ? AND degraded = 0 AND infra = 0",
-                (baseline_run_id, diag_fingerprint))
+                f"SELECT question_id FROM signals WHERE baseline_run_id = ? AND "
+                f"diag_fingerprint = ? AND {DONE}", (baseline_run_id, diag_fingerprint,
+                                                      float("inf")))
             return {r[0] for r in cursor}
 
     def updated_at(self, baseline_run_id: str, diag_fingerprint: str,
@@ -399,88 +302,6 @@ class SignalStore:
         return int(gone)
 
     # -- leases: a question is sent to the judge by one live worker at a time --------------
-
-    def _live(self, host: str, pid: int, expires_at: float, now: float, me: LeaseOwner) -> bool:
-        if expires_at <= now:
-            return False
-        # a worker of this host whose process is gone holds nothing (SIGKILL, power loss)
-        return not (host == me.host and pid != me.pid and not pid_alive(pid))
-
-    def claim(self, baseline_run_id: str, diag_fingerprint: str, candidates: list[str],
-              me: LeaseOwner, limit: int, ttl_s: float,
-              degraded_before: float = float("inf")) -> Claim:
-        """Lease up to ``limit`` of ``candidates`` (in their order) that are not finished and not
-        leased by another live worker, in one transaction. A degraded row counts as not
-        finished only if it was written before ``degraded_before`` (a row degraded after a pass
-        started is retried by the run that wrote it, not by every run)."""
-        now = time.time()
-        marks = ", ".join("?" for _ in candidates)
-        key = (baseline_run_id, diag_fingerprint, *candidates)
-        result = Claim([], [], [])
-        with sqlite_errors(self.path, "lease questions in"):
-            self._conn.commit()
-            self._conn.execute("BEGIN IMMEDIATE")
-            try:
-                done = {r[0] for r in self._conn.execute(
-                    "SELECT question_id FROM signals WHERE baseline_run_id = ? AND "
-                    f"diag_fingerprint = ? AND question_id IN ({marks}) AND infra = 0 AND "
-                    "(degraded = 0 OR updated_at >= ?)", (*key, degraded_before))}
-                held = {r[0]: r[1:] for r in self._conn.execute(
-                    "SELECT question_id, owner, host, pid, expires_at FROM leases WHERE "
-                    f"baseline_run_id = ? AND diag_fingerprint = ? AND question_id IN ({marks})",
-                    key)}
-                for qid in candidates:
-                    if qid in done:
-                        continue
-                    lease = held.get(qid)
-                    if lease is not None and lease[0] != me.owner and self._live(
-                            lease[1], lease[2], lease[3], now, me):
-                        result.foreign.append(qid)
-                    elif len(result.claimed) < limit:
-                        result.claimed.append(qid)
-                    else:
-                        result.unclaimed.append(qid)
-                self._conn.executemany(
-                    "INSERT OR REPLACE INTO leases VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    [(baseline_run_id, diag_fingerprint, qid, me.owner, me.host, me.pid,
-                      now + ttl_s, now) for qid in result.claimed])
-                self._conn.commit()
-            except BaseException:
-                self._conn.rollback()
-                raise
-        return result
-
-    def foreign_leases(self, baseline_run_id: str, diag_fingerprint: str,
-                       question_ids: Iterable[str], me: LeaseOwner) -> ForeignLeases:
-        """Live leases of other workers among ``question_ids``."""
-        wanted = set(question_ids)
-        now = time.time()
-        holders: dict[str, int] = {}
-        count = 0
-        with sqlite_errors(self.path, "read"):
-            for qid, owner, host, pid, expires in self._conn.execute(
-                    "SELECT question_id, owner, host, pid, expires_at FROM leases WHERE "
-                    "baseline_run_id = ? AND diag_fingerprint = ?",
-                    (baseline_run_id, diag_fingerprint)):
-                if qid in wanted and owner != me.owner and self._live(host, pid, expires, now,
-                                                                       me):
-                    count += 1
-                    holders[f"host {host} pid {pid}"] = 1
-        return ForeignLeases(count, tuple(sorted(holders)))
-
-    def heartbeat(self, me: LeaseOwner, ttl_s: float) -> None:
-        """Extend every lease ``me`` holds."""
-        now = time.time()
-        with sqlite_errors(self.path, "write"), self._conn:
-            self._conn.execute("UPDATE leases SET expires_at = ?, heartbeat_at = ? WHERE "
-                               "owner = ?", (now + ttl_s, now, me.owner))
-
-    def release(self, me: LeaseOwner) -> None:
-        """Drop every lease ``me`` still holds (a pass that ended, finished or not)."""
-        with sqlite_errors(self.path, "write"), self._conn:
-            self._conn.execute("DELETE FROM leases WHERE owner = ?", (me.owner,))
-
-    # -- the judge's response cache: only valid responses are ever put here ----------------
 
     def cache_get(self, key: str) -> str | None:
         row = self._conn.execute("SELECT response FROM llm_cache WHERE key = ?", (key,)).fetchone()
@@ -521,6 +342,12 @@ class SignalStore:
             "INSERT INTO llm_calls VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (fingerprint, question_id, attempt, status, latency_ms, prompt_tokens,
              completion_tokens, int(cache_hit), reported_model, utc_now()))
+
+    def telemetry(self, fingerprint: str) -> dict[str, Any]:
+        """The endpoint's reported models, call statuses and latency by status."""
+        return {"models": self.reported_models(fingerprint),
+                "call_statuses": self.call_statuses(fingerprint),
+                "latency": self.latency_by_status(fingerprint)}
 
     def reported_models(self, fingerprint: str) -> list[str]:
         """Models the endpoint reported for a fingerprint, first seen first."""

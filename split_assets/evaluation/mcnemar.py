@@ -33,7 +33,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from scipy.optimize import brentq
-from scipy.stats import binom, binomtest, chi2, norm
+from scipy.special import ndtri  # norm.ppf; scipy.stats (1 s to import) only where needed
 
 
 @dataclass(frozen=True)
@@ -82,6 +82,8 @@ def mcnemar_exact(b: int, c: int) -> float:
     """Two-sided exact McNemar p-value (1.0 without discordant pairs)."""
     if b + c == 0:
         return 1.0
+    from scipy.stats import binomtest
+
     return float(binomtest(c, b + c, 0.5).pvalue)
 
 
@@ -91,6 +93,8 @@ def mcnemar_mid_p(b: int, c: int) -> float:
     if n == 0:
         return 1.0
     k = min(b, c)
+    from scipy.stats import binom
+
     return float(min(1.0, 2 * binom.cdf(k, n, 0.5) - binom.pmf(k, n, 0.5)))
 
 
@@ -110,6 +114,8 @@ def cluster_adjusted(clusters: Sequence[tuple[int, int, int]]) -> tuple[float, f
     var = v1 + v2 - 2 * c12
     if var <= 1e-15:  # every video moved alike (or none moved): not estimable
         return (1.0, 0.0) if abs(p1 - p2) < 1e-15 else (math.nan, math.nan)
+    from scipy.stats import chi2
+
     return float(chi2.sf((p1 - p2) ** 2 / var, 1)), math.sqrt(var)
 
 
@@ -129,7 +135,7 @@ def compare(video_of: Sequence[str], reference: Sequence[bool],
     ref_acc = sum(reference) / n if n else 0.0
     cand_acc = sum(candidate) / n if n else 0.0
     gain = cand_acc - ref_acc
-    z = float(norm.ppf(0.975))
+    z = float(ndtri(0.975))
     exact = mcnemar_exact(b, c)
     if math.isnan(p_cluster):  # the between-video variance is 0: fall back to the exact test
         p_cluster, ci = exact, None
@@ -160,7 +166,7 @@ def icc_anova(groups: Sequence[Sequence[float]]) -> float:
 def connor_n(delta: float, psi: float, alpha: float = 0.05, power: float = 0.8) -> float:
     """Connor (1987): paired questions McNemar needs to detect ``delta`` given discordance
     ``psi``."""
-    za, zb = norm.ppf(1 - alpha / 2), norm.ppf(power)
+    za, zb = ndtri(1 - alpha / 2), ndtri(power)
     return float((za * math.sqrt(psi) + zb * math.sqrt(max(psi - delta ** 2, 0.0))) ** 2
                  / delta ** 2)
 

@@ -17,43 +17,36 @@ is its accuracy minus the control's, tested pairwise candidate vs control.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from split_assets.data.benchmark import Benchmark, load_benchmark
-from split_assets.data.harness import canonical_predictions, predictions_digest, run_ids
+from split_assets.data.benchmark import Benchmark
+from split_assets.data.harness import predictions_digest
 from split_assets.errors import InputError, UserError
 from split_assets.evaluation.mcnemar import compare
 from split_assets.lib.canonical import sha256_hex
+from split_assets.split.layout import EVALUATED_POOLS
 from split_assets.split.stats import markdown_table
 
 if TYPE_CHECKING:
-    from split_assets.pipeline import Context
-
-POOLS = ("validation", "test")
+    from split_assets.workspace import Workspace
 BIAS_NOTE = ("no control run: the validation gain is biased upward (validation was chosen "
              "with the baseline's wrong answers in view, so a plain re-run gains there by "
              "regression to the mean); set evaluation.control_run or pass --control")
 
 
-def load_pools(out_dir: Path, config_path: Path) -> dict[str, Any]:
+def load_pools(ws: Workspace) -> dict[str, Any]:
     """The frozen pools.json of the config's split, checked against its manifest."""
-    pools_path, manifest_path = out_dir / "pools.json", out_dir / "split_manifest.json"
-    if not pools_path.is_file():
-        raise UserError(f"no frozen split at {pools_path}", str(config_path),
-                        f"freeze it first: split-assets run --config {config_path}")
-    data = pools_path.read_bytes()
-    if manifest_path.is_file():
-        expected = json.loads(manifest_path.read_bytes())["pools_sha256"]
-        if sha256_hex(data) != expected:
-            raise UserError(f"{pools_path} does not hash to the manifest's pools_sha256",
-                            str(pools_path), "re-freeze the split with 'split-assets run'")
+    manifest = ws.frozen_manifest()
+    data = ws.files.pools.read_bytes()
+    if sha256_hex(data) != manifest["pools_sha256"]:
+        raise UserError(f"{ws.files.pools} does not hash to the manifest's pools_sha256",
+                        str(ws.files.pools), "re-freeze the split with 'split-assets run'")
     return json.loads(data)
 
 
 def evaluate(pools_doc: dict[str, Any], benchmark: Benchmark, candidate: dict[str, bool],
              control: dict[str, bool] | None, names: dict[str, str | None],
-             pools: tuple[str, ...] = POOLS) -> dict[str, Any]:
+             pools: tuple[str, ...] = EVALUATED_POOLS) -> dict[str, Any]:
     """The report of one candidate (and the control, if any) on ``pools``."""
     baseline = pools_doc["correctness"]
     report: dict[str, Any] = {"baseline": pools_doc["baseline_run_id"],
@@ -126,42 +119,56 @@ def text(report: dict[str, Any]) -> str:
     return "\n".join([title, *lines, *notes])
 
 
-def compare_runs(ctx: Context, candidate: str, control: str | None,
-                 pools: tuple[str, ...] = POOLS, control_where: str = "--control",
+def compare_runs(ws: Workspace, candidate: str, control: str | None,
+                 pools: tuple[str, ...] = EVALUATED_POOLS, control_where: str = "--control",
                  skip_incomplete: bool = False) -> dict[str, Any]:
     """The report of ``candidate`` (and ``control``) on the config's frozen split. With
     ``skip_incomplete`` a pool the runs did not fully answer gets a note instead of an error
     (the asset: a candidate needs predictions only for the pools it is compared on)."""
-    loaded = ctx.loaded
-    vs = loaded.config.video_split
+    _check_roles(ws.run_id, candidate, control, control_where)
+    doc = load_pools(ws)
+    manifest = ws.frozen_manifest()
+    if predictions_digest(ws.predictions) != manifest["input_digests"]["baseline_predictions"]:
+        raise UserError(f"the baseline run {ws.run_id!r} changed since the split was frozen",
+                        str(ws.files.manifest),
+                        f"freeze it again: split-assets run --config {ws.config_path} (move the "
+                        "old split folder away first)")
+    runs = [(candidate, "candidate")] + ([(control, "control")] if control is not None else [])
+    answered = {run: ws.outcomes(run, role, "--candidate" if role == "candidate"
+                                 else control_where).correct for run, role in runs}
+    chosen, notes = _complete_pools(doc, pools, runs, answered, skip_incomplete)
+    cand = {q: bool(v) for q, v in answered[candidate].items() if v is not None}
+    ctrl = ({q: bool(v) for q, v in answered[control].items() if v is not None}
+            if control is not None else None)
+    report = evaluate(doc, ws.benchmark, cand, ctrl,
+                      {"candidate": candidate, "control": control}, tuple(chosen))
+    for pool, note in notes.items():
+        report["pools"][pool] = {"note": note}
+    report["pools"] = {pool: report["pools"][pool] for pool in pools}
+    return report
+
+
+def _check_roles(baseline: str, candidate: str, control: str | None, control_where: str) -> None:
     for run, role, where in ((candidate, "candidate", "--candidate"),
                              (control, "control", control_where)):
-        if run is not None and run == vs.baseline_run_id:
+        if run is not None and run == baseline:
             raise UserError(f"the {role} run is the baseline itself ({run!r})", where,
                             "pass another run (a control is a fresh re-run of the baseline)")
     if control is not None and control == candidate:
         raise UserError(f"the control run is the candidate itself ({control!r})", control_where,
                         "a control is a fresh re-run of the baseline agent, not the candidate")
-    doc = load_pools(ctx.out_dir, loaded.path)
-    benchmark = load_benchmark(loaded.paths.questions_dir, vs.difficulty_field)
-    db = loaded.paths.harness_db
-    manifest = json.loads((ctx.out_dir / "split_manifest.json").read_bytes())
-    baseline = canonical_predictions(db, vs.baseline_run_id, benchmark, vs.infra_stop_reasons,
-                                     vs.missing_predictions)
-    if predictions_digest(baseline) != manifest["input_digests"]["baseline_predictions"]:
-        raise UserError(f"the baseline run {vs.baseline_run_id!r} changed since the split was "
-                        "frozen", str(ctx.out_dir / "split_manifest.json"),
-                        f"freeze it again: split-assets run --config {loaded.path} (move the "
-                        "old split folder away first)")
+
+
+def _complete_pools(doc: dict[str, Any], pools: tuple[str, ...], runs: list[tuple[str, str]],
+                    answered: dict[str, dict[str, bool | None]],
+                    skip_incomplete: bool) -> tuple[list[str], dict[str, str]]:
+    """The pools every run answered fully, and a note for each other pool (or an error)."""
     notes: dict[str, str] = {}
-    runs = [(candidate, "candidate")] + ([(control, "control")] if control is not None else [])
-    answered = {run: _answered(db, run, role, benchmark, vs.infra_stop_reasons)
-                for run, role in runs}
     chosen = []
     for pool in pools:
         ids = sorted(doc["pools"][pool])
         for run, role in runs:
-            missing = [q for q in ids if answered[run][q] is None]
+            missing = [q for q in ids if answered[run].get(q) is None]
             if not missing:
                 continue
             text = (f"{role} run {run!r} has no prediction for {len(missing)} of {len(ids)} "
@@ -174,25 +181,4 @@ def compare_runs(ctx: Context, candidate: str, control: str | None,
             break
         else:
             chosen.append(pool)
-    cand = {q: bool(v) for q, v in answered[candidate].items() if v is not None}
-    ctrl = ({q: bool(v) for q, v in answered[control].items() if v is not None}
-            if control is not None else None)
-    report = evaluate(doc, benchmark, cand, ctrl, {"candidate": candidate, "control": control},
-                      tuple(chosen))
-    for pool, note in notes.items():
-        report["pools"][pool] = {"note": note}
-    report["pools"] = {pool: report["pools"][pool] for pool in pools}
-    return report
-
-
-def _answered(db: Path, run_id: str, role: str, benchmark: Benchmark,
-              infra_stop_reasons: list[str]) -> dict[str, bool | None]:
-    """question_id -> correct, None where the run has no prediction (INFRA counts wrong)."""
-    present = run_ids(db)
-    if run_id not in present:
-        raise InputError(f"{role} run {run_id!r} not in the harness database (runs present: "
-                         f"{', '.join(present) or 'none'})", f"--{role} / evaluation",
-                         "import it: split-assets import predictions --jsonl FILE --run-id "
-                         f"{run_id} --workspace DIR")
-    return {p.question_id: None if p.missing else p.correct
-            for p in canonical_predictions(db, run_id, benchmark, infra_stop_reasons, "infra")}
+    return chosen, notes

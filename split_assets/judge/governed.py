@@ -241,14 +241,9 @@ class GovernedClient:
         """One logical call: from the cache, or through the retry loop. ``parse`` turns the
         text into what the caller wants; a ValueError from it marks the reply invalid (its own
         telemetry status, ``invalid_output``; ``Reply.error`` says why)."""
-        cached = self.store.cache_get(request.key)
-        if cached is not None:
-            # a cache hit spends nothing: no call, no tokens (the original cost is not repeated)
-            record = orjson.loads(cached)
-            reply = Reply(record["text"], 0, 0, record.get("reported_model"), cache_hit=True)
-            self.store.record_call(self.fingerprint, question_id, 0, "cache_hit", 0.0,
-                                   cache_hit=True, reported_model=reply.reported_model)
-            return _parsed(reply, parse)
+        hit = self._from_cache(request, question_id, parse)
+        if hit is not None:
+            return hit
         s = self.settings
         for attempt in range(s.max_retries + 1):
             if self._fatal is not None:
@@ -291,18 +286,7 @@ class GovernedClient:
             except openai.APIConnectionError:
                 status = "connection_error"
             else:
-                latency = (time.monotonic() - started) * 1000
-                # the slot is free: let the question waiting for it send its request before
-                # this one is parsed and stored (a slot idles for none of that work)
-                await asyncio.sleep(0)
-                self.breaker.success()
-                done = _parsed(Reply(reply.text, reply.prompt_tokens, reply.completion_tokens,
-                                     reply.reported_model, latency, False, attempt + 1), parse)
-                self.store.record_call(self.fingerprint, question_id, attempt,
-                                       "ok" if done.error is None else "invalid_output", latency,
-                                       reply.prompt_tokens, reply.completion_tokens, False,
-                                       reply.reported_model)
-                return done
+                return await self._answered(reply, started, question_id, attempt, parse)
             self._record(question_id, attempt, status, started)
             self.breaker.failure()
             if attempt == s.max_retries:
@@ -312,6 +296,33 @@ class GovernedClient:
                 0.5 + self._rng.random() / 2)
             await self._sleep(min(delay, s.backoff_max_s))
         raise AssertionError("unreachable")
+
+    def _from_cache(self, request: Prepared, question_id: str,
+                    parse: Callable[[str], Any] | None) -> Reply | None:
+        """A cache hit spends nothing: no call, no tokens (the original cost is not repeated)."""
+        cached = self.store.cache_get(request.key)
+        if cached is None:
+            return None
+        record = orjson.loads(cached)
+        reply = Reply(record["text"], 0, 0, record.get("reported_model"), cache_hit=True)
+        self.store.record_call(self.fingerprint, question_id, 0, "cache_hit", 0.0,
+                               cache_hit=True, reported_model=reply.reported_model)
+        return _parsed(reply, parse)
+
+    async def _answered(self, reply: Reply, started: float, question_id: str, attempt: int,
+                        parse: Callable[[str], Any] | None) -> Reply:
+        latency = (time.monotonic() - started) * 1000
+        # the slot is free: let the question waiting for it send its request before this one
+        # is parsed and stored (a slot idles for none of that work)
+        await asyncio.sleep(0)
+        self.breaker.success()
+        done = _parsed(Reply(reply.text, reply.prompt_tokens, reply.completion_tokens,
+                             reply.reported_model, latency, False, attempt + 1), parse)
+        self.store.record_call(self.fingerprint, question_id, attempt,
+                               "ok" if done.error is None else "invalid_output", latency,
+                               reply.prompt_tokens, reply.completion_tokens, False,
+                               reply.reported_model)
+        return done
 
     def _record(self, question_id: str, attempt: int, status: str, started: float) -> None:
         self.store.record_call(self.fingerprint, question_id, attempt, status,

@@ -21,7 +21,7 @@ from split_assets.judge.governed import (
     outcome_of,
     tls_context,
 )
-from split_assets.judge.render import render_messages, templates_for
+from split_assets.judge.render import OPEN_TOOL, render_messages, templates_for
 from split_assets.judge.schema import Diagnosis
 from split_assets.lib.canonical import sha256_hex
 
@@ -74,12 +74,16 @@ class OpenAIJudge:
     def __init__(self, diag: DiagConfig) -> None:
         self.diag = diag
         self.context = diag.context
+        self.open_tool = diag.rules.open_tool  # read by the prompts like the rules judge reads it
         self._client: GovernedClient | None = None
         self._templates: dict[str, str] = {}
         tls_context()  # built in the background while the inputs load
 
     def settings(self) -> dict[str, Any]:
-        return self.diag.openai.fingerprinted()
+        settings = self.diag.openai.fingerprinted()
+        if self.context == "full" and self.open_tool != OPEN_TOOL:  # default: key left out
+            settings["open_tool"] = self.open_tool
+        return settings
 
     def required_templates(self) -> tuple[str, ...]:
         return templates_for(self.context)
@@ -96,12 +100,13 @@ class OpenAIJudge:
 
     def estimated_tokens(self, case: JudgeCase, templates: dict[str, str]) -> int:
         """Prompt characters / 4 plus a quarter of the completion budget."""
-        chars = sum(len(m["content"]) for m in render_messages(templates, case, self.context))
+        messages = render_messages(templates, case, self.context, self.open_tool)
+        chars = sum(len(m["content"]) for m in messages)
         return chars // 4 + self.diag.openai.max_tokens // 4
 
     def request_key(self, case: JudgeCase, templates: dict[str, str]) -> str | None:
         """The response-cache key of the first call for ``case`` (the dry run's estimate)."""
-        messages = render_messages(templates, case, self.context)
+        messages = render_messages(templates, case, self.context, self.open_tool)
         return prepare_request(self.diag.openai, self.diag.model, messages).key
 
     def start(self, store: SignalStore, fingerprint: str, templates: dict[str, str]) -> None:
@@ -116,7 +121,7 @@ class OpenAIJudge:
             self._client = None
 
     def messages(self, case: JudgeCase) -> list[dict[str, str]]:
-        return render_messages(self._templates, case, self.context)
+        return render_messages(self._templates, case, self.context, self.open_tool)
 
     async def diagnose(self, case: JudgeCase) -> JudgeOutcome:
         assert self._client is not None, "start() the judge first"

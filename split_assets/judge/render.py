@@ -39,8 +39,12 @@ def fill(template: str, values: dict[str, str]) -> str:
     return _PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), template)
 
 
-def case_values(case: JudgeCase) -> dict[str, str]:
-    """The placeholder values of one case."""
+OPEN_TOOL = "open_node"  # RulesJudgeConfig.open_tool's default
+
+
+def case_values(case: JudgeCase, open_tool: str = OPEN_TOOL) -> dict[str, str]:
+    """The placeholder values of one case; ``open_tool`` (``diag.rules.open_tool``, as the
+    rules judge reads it) is the harness tool whose calls open a tree node."""
     q, p = case.question, case.prediction
     values = {
         "question": q.question, "options": "\n".join(q.options), "answer": q.answer,
@@ -58,7 +62,7 @@ def case_values(case: JudgeCase) -> dict[str, str]:
         lines.append(f"{step.step}. [{step.kind}] "
                      f"{orjson.dumps(content, option=orjson.OPT_SORT_KEYS).decode()}")
         if (step.kind == "tool_call" and isinstance(content, dict)
-                and content.get("tool") == "open_node"):
+                and content.get("tool") == open_tool):
             node_id = str((content.get("args") or {}).get("node_id"))
             if node_id in nodes and node_id not in opened:
                 opened.append(node_id)
@@ -88,10 +92,10 @@ SHARED = (("opened_nodes", "Nodes the agent opened (id, time span, caption)"),
 INLINE_MAX_CHARS = 200
 
 
-def render_messages(templates: dict[str, str], case: JudgeCase,
-                    context: str) -> list[dict[str, str]]:
+def render_messages(templates: dict[str, str], case: JudgeCase, context: str,
+                    open_tool: str = OPEN_TOOL) -> list[dict[str, str]]:
     """The chat messages of one diagnosis call."""
-    values = case_values(case)
+    values = case_values(case, open_tool)
     sections = FULL_SECTIONS if context == "full" else ANSWER_ONLY_SECTIONS
     parts = [fill(templates["defect_vs_lapse"], values)]
     section_values = values

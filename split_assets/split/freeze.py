@@ -21,6 +21,7 @@ from split_assets.lib.canonical import (
 )
 from split_assets.lib.failpoints import failpoint
 from split_assets.lib.files import pid_alive
+from split_assets.split.layout import MANIFEST_FILE, POOLS, POOLS_FILE
 from split_assets.split.problem import SplitProblem, SplitQuestion
 from split_assets.split.stats import accuracy, deviation_rows, t2_by_type, tier_counts
 
@@ -28,9 +29,6 @@ if TYPE_CHECKING:  # the selection pulls in scipy: a command that fails early ne
     from split_assets.split.selection import Selection
 
 SCHEMA_VERSION = 1
-POOLS = ("train", "validation", "test")
-POOLS_FILE = "pools.json"
-MANIFEST_FILE = "split_manifest.json"
 
 
 def split_id(baseline_run_id: str, video_split: dict[str, Any]) -> str:

@@ -55,7 +55,13 @@ def verify(problem: SplitProblem, data: bytes,
                                    f"{len(split_videos)} video(s) span several pools",
                                    {"split_videos": len(split_videos)}))
 
-    trainval = sets["train"] | sets["validation"]
+    results.append(_floors_met(problem, sets["train"] | sets["validation"]))
+    results.append(_test_within_epsilon(problem, sets["test"]))
+    results.append(_sha256_matches(data, expected_sha256))
+    return results
+
+
+def _floors_met(problem: SplitProblem, trainval: set[str]) -> InvariantResult:
     short = {}
     got_by_type = {}
     for task_type, floor in sorted(problem.floor_k.items()):
@@ -64,32 +70,32 @@ def verify(problem: SplitProblem, data: bytes,
         got_by_type[task_type] = got
         if got < floor:
             short[task_type] = f"{got} < {floor}"
-    results.append(InvariantResult("floors_met", not short,
-                                   "; ".join(f"{k}: {v}" for k, v in short.items()) or "all met",
-                                   {"trainval_t2": got_by_type}))
+    return InvariantResult("floors_met", not short,
+                           "; ".join(f"{k}: {v}" for k, v in short.items()) or "all met",
+                           {"trainval_t2": got_by_type})
 
-    test = [q for q in problem.questions if q.question_id in sets["test"]]
+
+def _test_within_epsilon(problem: SplitProblem, test_ids: set[str]) -> InvariantResult:
+    test = [q for q in problem.questions if q.question_id in test_ids]
     shares = category_shares(problem, test)
     worst_cat, worst = max(((c.label, abs(t - g)) for c, g, t in shares),
                            key=lambda item: item[1], default=("", 0.0))
     over = epsilon_violations(problem, test)
-    results.append(InvariantResult("test_within_epsilon", not over,
-                                   f"max |dev| {worst:.4f} ({worst_cat}), epsilon "
-                                   f"{problem.epsilon}" + (f"; over: {'; '.join(over)}"
-                                                           if over else ""),
-                                   {"max_deviation": round(worst, 6), "epsilon": problem.epsilon}))
+    return InvariantResult("test_within_epsilon", not over,
+                           f"max |dev| {worst:.4f} ({worst_cat}), epsilon {problem.epsilon}"
+                           + (f"; over: {'; '.join(over)}" if over else ""),
+                           {"max_deviation": round(worst, 6), "epsilon": problem.epsilon})
 
+
+def _sha256_matches(data: bytes, expected_sha256: str | None) -> InvariantResult:
     actual = sha256_hex(data)
     if expected_sha256 is None:
-        results.append(InvariantResult("pools_sha256_matches", False,
-                                       f"file {actual[:12]}, but no split_manifest.json beside "
-                                       "it to compare with", {"sha256": actual,
-                                                               "expected": "(no manifest)"}))
-    else:
-        results.append(InvariantResult("pools_sha256_matches", actual == expected_sha256,
-                                       f"file {actual[:12]}, expected {expected_sha256[:12]}",
-                                       {"sha256": actual, "expected": expected_sha256}))
-    return results
+        return InvariantResult("pools_sha256_matches", False,
+                               f"file {actual[:12]}, but no split_manifest.json beside it to "
+                               "compare with", {"sha256": actual, "expected": "(no manifest)"})
+    return InvariantResult("pools_sha256_matches", actual == expected_sha256,
+                           f"file {actual[:12]}, expected {expected_sha256[:12]}",
+                           {"sha256": actual, "expected": expected_sha256})
 
 
 def rederived(problem: SplitProblem, data: bytes) -> list[InvariantResult]:

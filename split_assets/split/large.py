@@ -27,8 +27,8 @@ _CANDIDATES = 384
 _MAX_SWAPS = 2_000
 
 
-def class_counts(counts: np.ndarray, t2: np.ndarray,
-                 sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def class_counts(counts: np.ndarray, sizes: np.ndarray,
+                 t2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(class of each video, number of videos per class) for rows of [counts, t2, size]."""
     rows = np.ascontiguousarray(np.concatenate([counts, t2, sizes[:, None]], 1), dtype=np.int64)
     keys = rows.view(np.dtype((np.void, rows.dtype.itemsize * rows.shape[1]))).ravel()
@@ -37,10 +37,10 @@ def class_counts(counts: np.ndarray, t2: np.ndarray,
     return first, inverse.ravel(), mult
 
 
-def select_by_class(counts: np.ndarray, t2: np.ndarray, floors: np.ndarray, sizes: np.ndarray,
+def select_by_class(counts: np.ndarray, sizes: np.ndarray, t2: np.ndarray, floors: np.ndarray,
                     n_trainval: int) -> np.ndarray | None:
     """``in_trainval`` per video (in the given, already shuffled, order), or None."""
-    first, inverse, mult = class_counts(counts, t2, sizes)
+    first, inverse, mult = class_counts(counts, sizes, t2)
     cc, ct2, cs = counts[first], t2[first], sizes[first]
     k = len(first)
     n_test = len(sizes) - n_trainval

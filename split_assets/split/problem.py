@@ -41,21 +41,36 @@ class Category:
         return f"{self.dimension}={self.value}"
 
 
-@dataclass(frozen=True)
-class SplitProblem:
-    """Everything the selection and the validation draw need."""
+@dataclass(frozen=True, kw_only=True)
+class SelectionSettings:
+    """How trainval is chosen (the ``video_split`` keys of the selection)."""
 
-    questions: tuple[SplitQuestion, ...]
     n_trainval: int
     epsilon: float
-    report_floor: int
-    val_ratio: float
-    seed: int
-    floor_k: dict[str, int]
-    balance: tuple[str, ...] = ()
+    report_floor: int = 0
+    floor_k: dict[str, int] = field(default_factory=dict)
+    balance: tuple[str, ...] = ()  # question fields balanced (not constrained) like task types
     epsilon_accuracy: float | None = None
     selector: str = "auto"
+    seed: int = 0  # the split's seed: the selection's order, and the validation draw's salt
+
+
+@dataclass(frozen=True, kw_only=True)
+class ValidationSettings:
+    """How trainval is split into train and validation (seeded with the split's seed)."""
+
+    val_ratio: float
     val_wrong_min: int = 0
+
+
+@dataclass(frozen=True)
+class SplitProblem:
+    """Everything the selection and the validation draw need: the data (questions, grouped by
+    video) and, apart from it, the two algorithms' settings (keyword-only, frozen)."""
+
+    questions: tuple[SplitQuestion, ...]
+    selection: SelectionSettings = field(kw_only=True)
+    validation: ValidationSettings = field(kw_only=True)
     videos: dict[str, list[SplitQuestion]] = field(init=False, repr=False)
     categories: list[Category] = field(init=False, repr=False)
     balanced: list[Category] = field(init=False, repr=False)
@@ -78,9 +93,26 @@ class SplitProblem:
 
     @classmethod
     def from_config(cls, questions: list[SplitQuestion], cfg: VideoSplitConfig) -> SplitProblem:
-        return cls(tuple(questions), cfg.n_trainval, cfg.epsilon, cfg.report_floor,
-                   cfg.val_ratio, cfg.seed, dict(cfg.floor_k), tuple(cfg.balance),
-                   cfg.epsilon_accuracy, cfg.selector, cfg.val_wrong_min)
+        return cls(tuple(questions),
+                   selection=SelectionSettings(
+                       n_trainval=cfg.n_trainval, epsilon=cfg.epsilon,
+                       report_floor=cfg.report_floor, floor_k=dict(cfg.floor_k),
+                       balance=tuple(cfg.balance), epsilon_accuracy=cfg.epsilon_accuracy,
+                       selector=cfg.selector, seed=cfg.seed),
+                   validation=ValidationSettings(val_ratio=cfg.val_ratio,
+                                                 val_wrong_min=cfg.val_wrong_min))
+
+    # the settings, read where the algorithms need them
+    n_trainval = property(lambda self: self.selection.n_trainval)
+    epsilon = property(lambda self: self.selection.epsilon)
+    report_floor = property(lambda self: self.selection.report_floor)
+    floor_k = property(lambda self: self.selection.floor_k)
+    balance = property(lambda self: self.selection.balance)
+    epsilon_accuracy = property(lambda self: self.selection.epsilon_accuracy)
+    selector = property(lambda self: self.selection.selector)
+    val_ratio = property(lambda self: self.validation.val_ratio)
+    seed = property(lambda self: self.selection.seed)
+    val_wrong_min = property(lambda self: self.validation.val_wrong_min)
 
     @property
     def n_validation(self) -> int:

@@ -22,7 +22,7 @@ from scipy.optimize import Bounds, LinearConstraint, milp
 from split_assets.errors import InfeasibleSplitError
 from split_assets.split.large import select_by_class
 from split_assets.split.problem import SplitProblem
-from split_assets.split.stats import violation_line
+from split_assets.split.stats import over_epsilon
 
 # Above this many candidate pairs the swap search looks at the most promising videos only.
 _MAX_PAIRS = 4_000_000
@@ -89,8 +89,8 @@ def _floor_matrix(problem: SplitProblem, order: list[str]) -> tuple[list[str], n
     return types, t2, floors
 
 
-def _check_floors_reachable(types: list[str], t2: np.ndarray, floors: np.ndarray,
-                            n: int) -> None:
+def _check_floors_reachable(m: _Matrix) -> None:
+    types, t2, floors, n = m.types, m.t2, m.floors, m.n
     available = t2.sum(0)
     short = [f"{t} needs {floors[i]} non-degraded T2, only {available[i]} in the benchmark"
              for i, t in enumerate(types) if available[i] < floors[i]]
@@ -130,6 +130,30 @@ def _candidates(scores: np.ndarray) -> np.ndarray:
     return np.sort(np.argsort(scores, kind="stable")[:_CANDIDATES])
 
 
+@dataclass(frozen=True)
+class _Matrix:
+    """The selection's data, one row per video in the seeded order: ``counts`` per balanced
+    category (baseline-correct answers in the last column), ``sizes``, the residual matrix
+    ``y``, ``t2`` per floor type (``types``) and the ``floors``; ``n`` trainval videos. Every
+    helper takes it first, then the state (``in_trainval``), then its own parameters."""
+
+    order: list[str]
+    counts: np.ndarray
+    sizes: np.ndarray
+    y: np.ndarray
+    t2: np.ndarray
+    floors: np.ndarray
+    types: list[str]
+    n: int
+
+
+def _matrix(problem: SplitProblem, order: list[str]) -> _Matrix:
+    types, t2, floors = _floor_matrix(problem, order)
+    counts, sizes = _count_matrices(problem, order)
+    return _Matrix(order, counts, sizes, _residual_matrix(counts, sizes), t2, floors, types,
+                   problem.n_trainval)
+
+
 def select_trainval(problem: SplitProblem, max_iterations: int | None = None) -> Selection:
     """Choose the trainval videos; raise InfeasibleSplitError with figures when impossible."""
     vids = list(problem.videos)
@@ -140,49 +164,49 @@ def select_trainval(problem: SplitProblem, max_iterations: int | None = None) ->
                                    f"set n_trainval below {len(vids)}")
     order = sorted(vids)
     random.Random(problem.seed).shuffle(order)
-    types, t2, floors = _floor_matrix(problem, order)
-    _check_floors_reachable(types, t2, floors, n)
-
-    counts, sizes = _count_matrices(problem, order)
-    y = _residual_matrix(counts, sizes)
+    m = _matrix(problem, order)
+    _check_floors_reachable(m)
     by_class = problem.selector == "class_lp" or (problem.selector == "auto"
                                                   and len(order) > LARGE_VIDEOS)
     if by_class:  # interchangeable videos: decide per class (large.py)
-        in_trainval = select_by_class(counts, t2, floors, sizes, n)
-        if in_trainval is not None and not _epsilon_violations(problem, counts, sizes,
-                                                               in_trainval):
+        in_trainval = select_by_class(m.counts, m.sizes, m.t2, m.floors, n)
+        if in_trainval is not None and not _epsilon_violations(problem, m, in_trainval):
             return _selection(order, in_trainval, 0)
-    in_trainval = _greedy_start(t2, floors, n)
+    in_trainval = _greedy_start(m)
     swaps = 0
     if in_trainval is not None:
-        swaps = _local_search(in_trainval, y, t2, floors, ("l2", "minimax"), max_iterations)
-        if not _epsilon_violations(problem, counts, sizes, in_trainval):
+        swaps = _local_search(m, in_trainval, ("l2", "minimax"), max_iterations)
+        if not _epsilon_violations(problem, m, in_trainval):
             return _selection(order, in_trainval, swaps)
-    heuristic = in_trainval
     # The heuristic missed: ask an exact MILP whether floors and epsilon can hold together.
-    bounds = _bounds(problem, counts, sizes)
-    in_trainval = _milp_feasible(t2, floors, n, bounds, counts, sizes)
-    if in_trainval is None:
-        if _milp_feasible(t2, floors, n, [], counts, sizes) is None:
-            best = [f"{t} needs {floors[i]}, at most {int(np.sort(t2[:, i])[::-1][:n].sum())} "
-                    "alone" for i, t in enumerate(types)]
-            raise InfeasibleSplitError(f"floor_k cannot all be met with n_trainval={n} videos "
-                                       f"({'; '.join(best)})", "video_split.floor_k",
-                                       "raise n_trainval or lower these floors")
-        over = set() if heuristic is None else {
-            b.label for b in bounds if abs(_deviation(b, counts, sizes, heuristic)) > b.epsilon}
-        raise InfeasibleSplitError(
-            "epsilon cannot be met with these floors: "
-            + _reachability(bounds, over, counts, sizes, t2, floors, n),
-            "video_split.epsilon", "raise epsilon (or epsilon_accuracy) or report_floor, lower "
-                                   "floor_k, or change n_trainval")
-    swaps += _local_search(in_trainval, y, t2, floors, ("minimax",), max_iterations)
-    over_lines = _epsilon_violations(problem, counts, sizes, in_trainval)
+    exact = _milp_feasible(m, _bounds(problem, m))
+    if exact is None:
+        raise _infeasible(problem, m, in_trainval)
+    swaps += _local_search(m, exact, ("minimax",), max_iterations)
+    over_lines = _epsilon_violations(problem, m, exact)
     if over_lines:  # cannot happen: minimax swaps never raise the worst deviation
         raise InfeasibleSplitError("epsilon cannot be met; best reached: "
                                    + "; ".join(over_lines), "video_split.epsilon",
                                    "raise epsilon or report_floor")
-    return _selection(order, in_trainval, swaps)
+    return _selection(order, exact, swaps)
+
+
+def _infeasible(problem: SplitProblem, m: _Matrix,
+                heuristic: np.ndarray | None) -> InfeasibleSplitError:
+    """Why no split exists: the floors alone, or epsilon under the floors (with figures)."""
+    if _milp_feasible(m, []) is None:
+        best = [f"{t} needs {m.floors[i]}, at most {int(np.sort(m.t2[:, i])[::-1][:m.n].sum())} "
+                "alone" for i, t in enumerate(m.types)]
+        return InfeasibleSplitError(f"floor_k cannot all be met with n_trainval={m.n} videos "
+                                    f"({'; '.join(best)})", "video_split.floor_k",
+                                    "raise n_trainval or lower these floors")
+    bounds = _bounds(problem, m)
+    over = set() if heuristic is None else {
+        b.label for b in bounds if abs(_deviation(m, heuristic, b)) > b.epsilon}
+    return InfeasibleSplitError(
+        "epsilon cannot be met with these floors: " + _reachability(m, bounds, over),
+        "video_split.epsilon", "raise epsilon (or epsilon_accuracy) or report_floor, lower "
+                               "floor_k, or change n_trainval")
 
 
 def _selection(order: list[str], in_trainval: np.ndarray, swaps: int) -> Selection:
@@ -191,8 +215,9 @@ def _selection(order: list[str], in_trainval: np.ndarray, swaps: int) -> Selecti
     return Selection(trainval, test, swaps)
 
 
-def _greedy_start(t2: np.ndarray, floors: np.ndarray, n: int) -> np.ndarray | None:
+def _greedy_start(m: _Matrix) -> np.ndarray | None:
     """Greedy cover of the floors, then a fill in shuffled order; None if greedy runs out."""
+    t2, floors, n = m.t2, m.floors, m.n
     in_trainval = np.zeros(len(t2), dtype=bool)
     deficit = floors.copy()
     while (deficit > 0).any():
@@ -210,9 +235,10 @@ def _greedy_start(t2: np.ndarray, floors: np.ndarray, n: int) -> np.ndarray | No
     return in_trainval
 
 
-def _local_search(in_trainval: np.ndarray, y: np.ndarray, t2: np.ndarray, floors: np.ndarray,
-                  phases: tuple[str, ...], max_iterations: int | None) -> int:
+def _local_search(m: _Matrix, in_trainval: np.ndarray, phases: tuple[str, ...],
+                  max_iterations: int | None) -> int:
     """Swap videos between trainval and test while it improves; floors always kept."""
+    y, t2, floors = m.y, m.t2, m.floors
     limit = max_iterations if max_iterations is not None else 20 * len(y)
     big = np.iinfo(np.int64).max
     swaps = 0
@@ -264,25 +290,26 @@ class _Bound:
     epsilon: float
 
 
-def _bounds(problem: SplitProblem, counts: np.ndarray, sizes: np.ndarray) -> list[_Bound]:
+def _bounds(problem: SplitProblem, m: _Matrix) -> list[_Bound]:
     """The epsilon constraints: every constrained category, and baseline accuracy when
     ``epsilon_accuracy`` is set (the last column of the count matrix)."""
     out = [_Bound(c.label, j, problem.epsilon) for j, c in enumerate(problem.categories)]
     if problem.epsilon_accuracy is not None:
-        out.append(_Bound("baseline accuracy", counts.shape[1] - 1, problem.epsilon_accuracy))
+        out.append(_Bound("baseline accuracy", m.counts.shape[1] - 1, problem.epsilon_accuracy))
     return out
 
 
-def _deviation(bound: _Bound, counts: np.ndarray, sizes: np.ndarray,
-               in_trainval: np.ndarray) -> float:
+def _deviation(m: _Matrix, in_trainval: np.ndarray, bound: _Bound) -> float:
+    counts, sizes = m.counts, m.sizes
     test = ~in_trainval
     n_test = int(sizes[test].sum())
     g = int(counts[:, bound.column].sum()) / int(sizes.sum())
     return (int(counts[test, bound.column].sum()) / n_test if n_test else 0.0) - g
 
 
-def _floor_rows(t2: np.ndarray, floors: np.ndarray, n: int) -> tuple[list, list, list]:
+def _floor_rows(m: _Matrix) -> tuple[list, list, list]:
     """Exactly n trainval videos, every floor met (x_v = 1 puts video v in trainval)."""
+    t2, floors, n = m.t2, m.floors, m.n
     rows, lower, upper = [np.ones(len(t2))], [n], [n]
     for f in range(t2.shape[1]):
         rows.append(t2[:, f].astype(float))
@@ -291,10 +318,10 @@ def _floor_rows(t2: np.ndarray, floors: np.ndarray, n: int) -> tuple[list, list,
     return rows, lower, upper
 
 
-def _milp_feasible(t2: np.ndarray, floors: np.ndarray, n: int, bounds: list[_Bound],
-                   counts: np.ndarray, sizes: np.ndarray) -> np.ndarray | None:
+def _milp_feasible(m: _Matrix, bounds: list[_Bound]) -> np.ndarray | None:
     """An exact feasibility MILP (HiGHS, no time limit) of the floors and ``bounds``."""
-    rows, lower, upper = _floor_rows(t2, floors, n)
+    counts, sizes, t2 = m.counts, m.sizes, m.t2
+    rows, lower, upper = _floor_rows(m)
     for b in bounds:
         cnt, size = counts[:, b.column].astype(float), sizes.astype(float)
         g = cnt.sum() / size.sum()
@@ -318,14 +345,13 @@ def _milp_feasible(t2: np.ndarray, floors: np.ndarray, n: int, bounds: list[_Bou
 _DIAGNOSTIC_NODES = 2_000
 
 
-def _best_alone(bound: _Bound, counts: np.ndarray, sizes: np.ndarray, t2: np.ndarray,
-                floors: np.ndarray, n: int) -> float | None:
+def _best_alone(m: _Matrix, bound: _Bound) -> float | None:
     """The smallest |deviation| of one column that the floors and n_trainval allow, ignoring
     every other bound: minimise d with -d <= a.(1 - x) <= d, a = count - global share * size
     (HiGHS, a node limit, never a clock). None when no split meets the floors."""
-    rows, lower, upper = _floor_rows(t2, floors, n)
-    k = len(t2)
-    cnt, size = counts[:, bound.column].astype(float), sizes.astype(float)
+    rows, lower, upper = _floor_rows(m)
+    k = len(m.t2)
+    cnt, size = m.counts[:, bound.column].astype(float), m.sizes.astype(float)
     a = cnt - cnt.sum() / size.sum() * size
     rows = [np.append(r, 0.0) for r in rows]
     rows.append(np.append(-a, -1.0))   # a.(1 - x) <= d   <=>  -a.x - d <= -sum(a)
@@ -342,18 +368,17 @@ def _best_alone(bound: _Bound, counts: np.ndarray, sizes: np.ndarray, t2: np.nda
                   options={"node_limit": _DIAGNOSTIC_NODES})
     if result.x is None:
         return None
-    return abs(_deviation(bound, counts, sizes, np.round(result.x[:k]).astype(bool)))
+    return abs(_deviation(m, np.round(result.x[:k]).astype(bool), bound))
 
 
-def _reachability(bounds: list[_Bound], over: set[str], counts: np.ndarray, sizes: np.ndarray,
-                  t2: np.ndarray, floors: np.ndarray, n: int) -> str:
+def _reachability(m: _Matrix, bounds: list[_Bound], over: set[str]) -> str:
     """One phrase per bound the heuristic missed (every bound when it found no start): the
     bound needed against the best this category reaches on its own under the floors."""
     lines, alone_ok = [], 0
     for b in bounds:
         if over and b.label not in over:
             continue
-        best = _best_alone(b, counts, sizes, t2, floors, n)
+        best = _best_alone(m, b)
         if best is None:
             continue
         if best > b.epsilon + 1e-12:
@@ -368,21 +393,13 @@ def _reachability(bounds: list[_Bound], over: set[str], counts: np.ndarray, size
     return "; ".join(lines)
 
 
-def _epsilon_violations(problem: SplitProblem, counts: np.ndarray, sizes: np.ndarray,
-                        in_trainval: np.ndarray) -> list[str]:
-    """``stats.epsilon_violations`` of the test pool, from the count matrix (same lines)."""
+def _epsilon_violations(problem: SplitProblem, m: _Matrix, in_trainval: np.ndarray) -> list[str]:
+    """``stats.over_epsilon`` of the test pool, from the count matrix (the accuracy column
+    is the last one)."""
     test = ~in_trainval
+    counts, sizes = m.counts, m.sizes
     n_all, n_test = int(sizes.sum()), int(sizes[test].sum())
     totals, in_test = counts.sum(0), counts[test].sum(0)
-    out = []
-    for j, cat in enumerate(problem.categories):
-        g = int(totals[j]) / n_all
-        t = int(in_test[j]) / n_test if n_test else 0.0
-        if abs(t - g) > problem.epsilon + 1e-12:
-            out.append(violation_line(cat.label, t, g, problem.epsilon))
-    if problem.epsilon_accuracy is not None:
-        g = int(totals[-1]) / n_all
-        t = int(in_test[-1]) / n_test if n_test else 0.0
-        if abs(t - g) > problem.epsilon_accuracy + 1e-12:
-            out.append(violation_line("baseline accuracy", t, g, problem.epsilon_accuracy))
-    return out
+    pairs = [(int(totals[j]) / n_all, int(in_test[j]) / n_test if n_test else 0.0)
+             for j in [*range(len(problem.categories)), counts.shape[1] - 1]]
+    return over_epsilon(problem, pairs[:-1], pairs[-1])

@@ -38,17 +38,25 @@ def violation_line(label: str, test: float, global_: float, epsilon: float) -> s
             f"> {epsilon})")
 
 
-def epsilon_violations(problem: SplitProblem, test: list[SplitQuestion]) -> list[str]:
-    """A line per constrained category of ``test`` farther than epsilon from its global share,
-    and one for baseline accuracy when ``epsilon_accuracy`` bounds it."""
+def over_epsilon(problem: SplitProblem, shares: Iterable[tuple[float, float]],
+                 accuracy_shares: tuple[float, float] | None) -> list[str]:
+    """The one epsilon rule: a line per constrained category (``shares``: its (global, test)
+    share, in ``problem.categories`` order) farther than epsilon from global, and one for
+    baseline accuracy when ``epsilon_accuracy`` bounds it."""
     out = [violation_line(cat.label, t, g, problem.epsilon)
-           for cat, g, t in category_shares(problem, test)
+           for cat, (g, t) in zip(problem.categories, shares, strict=True)
            if abs(t - g) > problem.epsilon + 1e-12]
-    if problem.epsilon_accuracy is not None:
-        g, t = accuracy(problem.questions), accuracy(test)
+    if problem.epsilon_accuracy is not None and accuracy_shares is not None:
+        g, t = accuracy_shares
         if abs(t - g) > problem.epsilon_accuracy + 1e-12:
             out.append(violation_line("baseline accuracy", t, g, problem.epsilon_accuracy))
     return out
+
+
+def epsilon_violations(problem: SplitProblem, test: list[SplitQuestion]) -> list[str]:
+    """``over_epsilon`` of a test pool given as questions."""
+    return over_epsilon(problem, [(g, t) for _, g, t in category_shares(problem, test)],
+                        (accuracy(problem.questions), accuracy(test)))
 
 
 def deviation_rows(problem: SplitProblem, test: list[SplitQuestion]) -> list[dict[str, Any]]:

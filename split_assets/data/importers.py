@@ -1,0 +1,418 @@
+"""Importers: published results in, a workspace ready to split out.
+
+``import videomme``: the official results layout (a JSON list of videos with ``video_id``,
+``duration``, ``domain``, ``sub_category`` and ``questions``, each with ``question_id``,
+``task_type``, ``question``, ``options``, ``answer``, ``response``). The first import of a
+workspace writes its benchmark (``questions/videomme.json``, the file without the responses), a
+harness db holding the run, and ``video_split.yaml`` (answer_only rules judge, the run as
+baseline); every later import must match that benchmark and is appended to
+``diag.reference_runs``.
+
+``import predictions``: flat JSONL lines ``{question_id, response | prediction, stop_reason?}``
+against the workspace's benchmark, optionally registered as a reference run, a candidate or the
+control run of the evaluation.
+
+A run id already present is refused unless ``replace``, which also deletes that run's signals.
+Everything is checked before anything is written; the benchmark and the config are written
+atomically and the run's rows in one transaction. The config is read and written through
+``split_assets.data.config_file`` (ruamel.yaml's round-trip mode): an update keeps the user's
+comments, key order, quoting and layout.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sqlite3
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
+from split_assets.data.benchmark import Benchmark, load_benchmark, read_benchmark_files
+from split_assets.data.config_file import (
+    CONFIG_FILE,
+    Inserted,
+    load_document,
+    new_document,
+    save_document,
+)
+from split_assets.data.db import utc_now
+from split_assets.data.harness import create_tables, extract_letter, insert_predictions, run_ids
+from split_assets.data.signals import SignalStore
+from split_assets.errors import ConfigError, InputError, UserError
+from split_assets.lib.canonical import atomic_write_bytes
+
+BENCHMARK_FILE = "questions/videomme.json"
+HARNESS_DB = "harness.db"
+SIGNALS_DB = "signals.db"
+_ANSWER_FIELDS = ("response", "prediction", "stop_reason")
+ROLES = ("reference", "candidate", "control")
+
+
+@dataclass
+class ImportSummary:
+    """What an import did (printed by the CLI)."""
+
+    run_id: str
+    questions: int
+    answered: int
+    workspace: Path
+    created: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def lines(self) -> list[str]:
+        out = [f"imported run {self.run_id}: {self.answered} answers to {self.questions} "
+               f"questions into {self.workspace}"]
+        out += [f"wrote {name}" for name in self.created]
+        return out + self.notes
+
+
+@dataclass(frozen=True)
+class _Answer:
+    prediction: str | None
+    response: str | None
+    stop_reason: str | None
+
+
+# ---------------------------------------------------------------- import videomme --------
+
+def import_videomme(results: Path, run_id: str, workspace: Path, replace: bool = False,
+                    partial: bool = False) -> ImportSummary:
+    """Import one official-layout results file as run ``run_id``."""
+    _check_run_id(run_id)
+    _check_workspace(workspace)
+    if not results.is_file():
+        raise UserError(f"results file not found: {results}", "--results",
+                        "pass the official-layout JSON results file")
+    from_file = read_benchmark_files([results])
+    bench_bytes = _benchmark_bytes(results)
+    # a question without a response (or prediction) is not answered by this run
+    answers = {q.question_id: _Answer(_text(q.extra.get("prediction")),
+                                      _text(q.extra.get("response")),
+                                      _text(q.extra.get("stop_reason")))
+               for q in from_file.questions
+               if q.extra.get("response") is not None or q.extra.get("prediction") is not None}
+    if not answers:
+        raise InputError(f"none of the {len(from_file.questions)} questions has a response",
+                         str(results), "import a results file: each question needs the "
+                                       "model's answer in 'response'")
+    bench_path = workspace / BENCHMARK_FILE
+    first = not bench_path.is_file()
+    if first:
+        if (workspace / HARNESS_DB).exists():
+            raise UserError(f"{workspace / HARNESS_DB} exists but {BENCHMARK_FILE} does not",
+                            str(workspace), "import into an empty folder or a workspace made "
+                                            "by 'split-assets import'")
+        benchmark = from_file
+    else:
+        benchmark = load_benchmark(bench_path.parent)
+        _check_matches(benchmark, from_file, results)
+    _check_missing(set(benchmark.by_id) - set(answers), len(benchmark.by_id), results, partial)
+    _check_run_free(workspace, run_id, replace)
+    config = workspace / CONFIG_FILE
+    doc = _load_config_doc(config) if config.exists() else None
+    summary = ImportSummary(run_id, len(benchmark.by_id), 0, workspace)
+    # everything checked: write
+    if first:
+        atomic_write_bytes(bench_path, bench_bytes)
+        summary.created.append(BENCHMARK_FILE)
+    _write_run(workspace, run_id, answers, replace, summary)
+    if doc is None:
+        save_document(config, _new_config(benchmark, run_id, answers))
+        summary.created.append(CONFIG_FILE)
+        summary.notes.append(f"baseline_run_id: {run_id}; run it with: split-assets run "
+                             f"--config {config}")
+    elif _register(doc, config, run_id, "reference", summary):
+        save_document(config, doc)
+    return summary
+
+
+def _benchmark_bytes(results: Path) -> bytes:
+    """The results file without the answers: the benchmark itself (always a JSON list)."""
+    text = results.read_text(encoding="utf-8")  # read_benchmark_files validated it already
+    if results.suffix == ".jsonl":
+        items = [json.loads(line) for line in text.splitlines() if line.strip()]
+    else:
+        data = json.loads(text)
+        items = data if isinstance(data, list) else [data]
+    for item in items:
+        for q in item.get("questions", [item]):
+            for name in _ANSWER_FIELDS:
+                q.pop(name, None)
+    return (json.dumps(items, ensure_ascii=False, indent=1) + "\n").encode("utf-8")
+
+
+def _check_matches(benchmark: Benchmark, other: Benchmark, source: Path) -> None:
+    """Refuse a file that is not of this workspace's benchmark (counts and examples)."""
+    unknown = sorted(set(other.by_id) - set(benchmark.by_id))
+    if unknown:
+        raise InputError(f"{len(unknown)} of {len(other.by_id)} question ids are not in the "
+                         f"workspace's benchmark (e.g. {', '.join(unknown[:5])})", str(source),
+                         "import results of the same benchmark, or start a new workspace")
+    changed = sorted(q for q in other.by_id if other.by_id[q].answer != benchmark.by_id[q].answer)
+    if changed:
+        raise InputError(f"{len(changed)} question(s) have another answer than in the "
+                         f"workspace's benchmark (e.g. {', '.join(changed[:5])})", str(source),
+                         "import results of the same benchmark version")
+
+
+def _check_missing(missing: set[str], total: int, source: Path, partial: bool) -> None:
+    if missing and not partial:
+        shown = ", ".join(sorted(missing)[:5])
+        raise InputError(f"{len(missing)} of {total} benchmark questions have no answer in the "
+                         f"file (e.g. {shown})", str(source),
+                         "pass --partial to import a run that answers only some questions")
+
+
+# ---------------------------------------------------------------- import predictions -----
+
+def import_predictions(jsonl: Path, run_id: str, workspace: Path, replace: bool = False,
+                       partial: bool = False, role: str | None = None) -> ImportSummary:
+    """Import flat prediction lines as run ``run_id`` against the workspace's benchmark."""
+    _check_run_id(run_id)
+    _check_workspace(workspace)
+    bench_dir = workspace / BENCHMARK_FILE
+    if not bench_dir.is_file():
+        raise UserError(f"no benchmark in {workspace} ({BENCHMARK_FILE})", "--workspace",
+                        "import the baseline first: split-assets import videomme ...")
+    if not jsonl.is_file():
+        raise UserError(f"predictions file not found: {jsonl}", "--jsonl",
+                        "pass a JSONL file of {question_id, response | prediction} lines")
+    benchmark = load_benchmark(bench_dir.parent)
+    answers: dict[str, _Answer] = {}
+    try:
+        text = jsonl.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise InputError("the file is not UTF-8 text", str(jsonl),
+                         "save it as UTF-8 JSONL") from None
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        where = f"{jsonl}:{lineno}"
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"invalid JSON line: {exc.msg}", where, "fix the line") from None
+        if not isinstance(record, dict) or not record.get("question_id"):
+            raise InputError("line has no question_id", where,
+                             "each line needs question_id and response or prediction")
+        if "response" not in record and "prediction" not in record:
+            raise InputError("line has neither response nor prediction", where,
+                             "add the model's answer as response (or prediction)")
+        qid = str(record["question_id"])
+        if qid in answers:
+            raise InputError(f"question {qid!r} appears twice", where, "keep one line per "
+                                                                        "question")
+        answers[qid] = _Answer(_text(record.get("prediction")), _text(record.get("response")),
+                               _text(record.get("stop_reason")))
+    unknown = sorted(set(answers) - set(benchmark.by_id))
+    if unknown:
+        raise InputError(f"{len(unknown)} of {len(answers)} question ids are not in the "
+                         f"workspace's benchmark (e.g. {', '.join(unknown[:5])})", str(jsonl),
+                         "import predictions of the same benchmark")
+    _check_missing(set(benchmark.by_id) - set(answers), len(benchmark.by_id), jsonl, partial)
+    config = workspace / CONFIG_FILE
+    if role is not None and not config.is_file():
+        raise UserError(f"no {CONFIG_FILE} in {workspace} to register the run in",
+                        "--role", "import the baseline with 'split-assets import videomme'")
+    _check_run_free(workspace, run_id, replace)
+    doc = _load_config_doc(config) if role is not None else None
+    summary = ImportSummary(run_id, len(benchmark.by_id), 0, workspace)
+    _write_run(workspace, run_id, answers, replace, summary)
+    if doc is not None and role is not None and _register(doc, config, run_id, role, summary):
+        save_document(config, doc)
+    return summary
+
+
+# ---------------------------------------------------------------- shared -----------------
+
+def _check_run_id(run_id: str) -> None:
+    if not run_id or run_id.strip() != run_id or not run_id.isprintable():
+        raise UserError(f"run id {run_id!r} is empty, has surrounding spaces or control "
+                        "characters", "--run-id", "pass a plain run id such as gpt4o-2026-01")
+
+
+def _check_workspace(workspace: Path) -> None:
+    if workspace.exists() and not workspace.is_dir():
+        raise UserError(f"the workspace {workspace} is a file, not a folder", "--workspace",
+                        "pass a folder (the first import creates it)")
+
+
+def _text(value: Any) -> str | None:
+    if value is None:
+        return None
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def _check_run_free(workspace: Path, run_id: str, replace: bool) -> None:
+    db = workspace / HARNESS_DB
+    if db.is_file() and run_id in run_ids(db) and not replace:
+        raise UserError(f"run {run_id!r} is already in {db}", "--run-id",
+                        "pick another run id, or pass --replace to overwrite it (its signals "
+                        "are deleted too)")
+
+
+def _write_run(workspace: Path, run_id: str, answers: dict[str, _Answer], replace: bool,
+               summary: ImportSummary) -> None:
+    """The run's rows in one transaction. With ``replace`` the run's signals go first (if
+    that fails nothing is changed: stale diagnoses must never describe new answers), then its
+    old rows."""
+    if replace:
+        _delete_signals(_signals_path(workspace), run_id, summary)
+    db = workspace / HARNESS_DB
+    db.parent.mkdir(parents=True, exist_ok=True)
+    now = utc_now()
+    try:
+        conn = sqlite3.connect(db)
+    except sqlite3.Error as exc:
+        raise UserError(f"could not open the harness db to write run {run_id!r}: {exc}", str(db),
+                        "make it a writable SQLite file (or remove it) and import again") from None
+    try:
+        with conn:
+            create_tables(conn)
+            replaced = conn.execute("DELETE FROM predictions WHERE run_id = ?",
+                                    (run_id,)).rowcount if replace else 0
+            conn.execute("DELETE FROM traces WHERE run_id = ?", (run_id,))
+            insert_predictions(conn, [(run_id, qid, a.prediction, a.response, a.stop_reason,
+                                       0, now, None) for qid, a in sorted(answers.items())])
+    except sqlite3.Error as exc:
+        raise UserError(f"could not write run {run_id!r}: {exc}", str(db),
+                        "close other programs using the harness db and import again") from None
+    finally:
+        conn.close()
+    summary.answered = len(answers)
+    if replace and replaced:
+        summary.notes.append(f"replaced {replaced} earlier answers of {run_id}")
+
+
+def _signals_path(workspace: Path) -> Path:
+    """The signal store the workspace's config names (``paths.signals_db``), else the default:
+    stale diagnoses must go from the store the runs actually use."""
+    config = workspace / CONFIG_FILE
+    if config.is_file():
+        try:
+            rel = (yaml.safe_load(config.read_text(encoding="utf-8")) or {}).get(
+                "paths", {}).get("signals_db")
+        except (yaml.YAMLError, UnicodeDecodeError, AttributeError):
+            rel = None
+        if isinstance(rel, str) and rel:
+            return (workspace / rel).resolve()
+    return workspace / SIGNALS_DB
+
+
+def _delete_signals(signals: Path, run_id: str, summary: ImportSummary) -> None:
+    """Delete the run's signal rows and leases through the signal store (nothing to do when the
+    store does not exist yet); refused with one line when the store cannot be written."""
+    if not signals.is_file():
+        return
+    try:
+        with SignalStore(signals, timeout_s=5) as store:
+            gone = store.delete_run(run_id)
+    except UserError as exc:
+        raise UserError(f"could not delete the signals of run {run_id!r}: {exc.what}",
+                        str(signals), "stop the run using the signal store, then import again "
+                                      "(nothing was changed)") from None
+    summary.notes.append(f"deleted {gone} signal row(s) of {run_id}")
+
+
+def _new_config(benchmark: Benchmark, run_id: str,
+                answers: dict[str, _Answer]) -> CommentedMap:
+    """A config that runs as written: answer_only rules judge, no floors, test = 1/3 of the
+    videos, epsilon wide enough for the test pool's granularity, the power check at 80 % of
+    the wrong answers validation holds on average."""
+    n_videos = len(benchmark.videos)
+    n_trainval = max(1, min(n_videos - 1, round(2 * n_videos / 3)))
+    per_video = len(benchmark.questions) / max(n_videos, 1)
+    test_questions = per_video * (n_videos - n_trainval)
+    epsilon = max(0.02, math.ceil(100 * 1.5 * per_video / max(test_questions, 1)) / 100)
+    wrong = sum(1 for q in benchmark.questions
+                if _letter_of(answers.get(q.question_id)) != q.answer)
+    val_ratio = 0.3
+    n_val = int(val_ratio * n_trainval + 0.5)
+    val_wrong_min = int(0.8 * wrong * n_val / max(n_videos, 1))
+    return new_document({
+        "video_split": {"baseline_run_id": Inserted(run_id), "n_trainval": n_trainval,
+                        "epsilon": epsilon,
+                        "report_floor": 30, "val_wrong_min": val_wrong_min,
+                        "val_ratio": val_ratio, "seed": 7, "floor_k": {}},
+        "diag": {"prompt_version": "v1", "model": "rules-v1", "judge": "rules",
+                 "context": "answer_only", "reference_runs": []},
+        "paths": {"questions_dir": "questions", "harness_db": HARNESS_DB,
+                  "signals_db": SIGNALS_DB, "out_dir": "splits"},
+        "evaluation": {"candidates": [], "control_run": None},
+    }, _HEADER)
+
+
+def _letter_of(answer: _Answer | None) -> str:
+    return extract_letter(answer.response, answer.prediction) if answer else ""
+
+
+_HEADER = ("written by 'split-assets import'; README \"Importing published results\" and "
+           "\"Configuration\"\ndocument every key. Later imports update diag.reference_runs "
+           "and the evaluation runs.")
+
+
+def _load_config_doc(path: Path) -> CommentedMap:
+    """The workspace's config, round-trip loaded (comments kept); errors name the file."""
+    doc = load_document(path, "nothing was imported")
+    if not isinstance(doc, CommentedMap):
+        raise ConfigError("config file is not a YAML mapping", str(path),
+                          "fix the file or import into a new workspace (nothing was imported)")
+    for name in ("video_split", "diag", "evaluation"):
+        if doc.get(name) is not None and not isinstance(doc[name], CommentedMap):
+            raise ConfigError(f"section '{name}' is not a mapping", str(path),
+                              "fix the file (nothing was imported)")
+    for section, key in (("diag", "reference_runs"), ("evaluation", "candidates")):
+        value = (doc.get(section) or {}).get(key)
+        if value is not None and not isinstance(value, CommentedSeq):
+            raise ConfigError(f"'{section}.{key}' is not a list", str(path),
+                              "write it as a YAML list, e.g. [run-a, run-b] (nothing was "
+                              "imported)")
+    return doc
+
+
+def _section(doc: CommentedMap, name: str) -> CommentedMap:
+    section = doc.get(name)
+    if section is None:
+        section = doc[name] = CommentedMap()
+    return section
+
+
+def _append(section: CommentedMap, key: str, run_id: str) -> bool:
+    """Append the run to the list ``section[key]`` (created if absent); False if listed."""
+    runs = section.get(key)
+    run_id = Inserted(run_id)
+    if runs is None:
+        section[key] = CommentedSeq([run_id])
+        return True
+    if run_id in runs:
+        return False
+    if not runs and runs.fa.flow_style() is None:
+        runs.fa.set_flow_style()  # it was written [] (an empty list can only be): keep [x]
+    runs.append(run_id)
+    return True
+
+
+def _register(doc: CommentedMap, config: Path, run_id: str, role: str,
+              summary: ImportSummary) -> bool:
+    """Add the run to the config document: a reference run, a candidate, or the control run.
+    True if the document changed."""
+    baseline = (doc.get("video_split") or {}).get("baseline_run_id")
+    if run_id == baseline:
+        summary.notes.append(f"{run_id} is the baseline of {config.name}: config unchanged")
+        return False
+    if role == "reference":
+        if not _append(_section(doc, "diag"), "reference_runs", run_id):
+            return False
+        summary.notes.append(f"added {run_id} to diag.reference_runs in {config}")
+    elif role == "candidate":
+        if not _append(_section(doc, "evaluation"), "candidates", run_id):
+            return False
+        summary.notes.append(f"added {run_id} to evaluation.candidates in {config}")
+    else:
+        _section(doc, "evaluation")["control_run"] = Inserted(run_id)
+        summary.notes.append(f"set evaluation.control_run: {run_id} in {config}")
+    return True

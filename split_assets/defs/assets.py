@@ -1,0 +1,230 @@
+"""The assets: thin shells that reach the Workspace through the resource, call the core, and
+report metadata to the Dagster UI. Expected errors leave each as a ``dagster.Failure`` with one
+line (``failures.fails_cleanly``)."""
+
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+from dagster import (
+    AssetExecutionContext,
+    MaterializeResult,
+    MetadataValue,
+    Output,
+    asset,
+)
+
+from split_assets.data.db import utc_now
+from split_assets.data.harness import CanonicalPrediction
+from split_assets.defs import metadata as md
+from split_assets.defs.failures import fails_cleanly
+from split_assets.defs.freezing import refuse_invalid
+from split_assets.defs.partitions import diag_fingerprint_partitions
+from split_assets.defs.resources import (
+    ALLOW_DEGRADED_TAG,
+    GENERATED_AT_TAG,
+    NO_WAIT_TAG,
+    SplitConfigResource,
+    int_tag,
+)
+from split_assets.diagnosis.plan import check_before_diagnosis, infra_rows
+from split_assets.diagnosis.runner import diagnose, stop_unless_settled
+from split_assets.lib.canonical import atomic_write_bytes, canonical_bytes
+from split_assets.lib.failpoints import failpoint
+from split_assets.split.freeze import build_pools, manifest, pool_questions, write_frozen
+from split_assets.split.layout import POOLS
+from split_assets.split.problem import SplitProblem
+from split_assets.split.selection import Selection, select_trainval
+from split_assets.split.stats import (
+    accuracy,
+    deviation_rows,
+    markdown_table,
+    t2_by_type,
+    tier_counts,
+)
+from split_assets.split.validation import draw_validation
+
+GROUP = "video_split"
+
+
+@asset(partitions_def=diag_fingerprint_partitions, group_name=GROUP,
+       description="One canonical prediction per question of the baseline run: the greatest "
+                   "(attempt, created_at), its option letter (Video-MME's extraction), correct.")
+@fails_cleanly
+def canonical_predictions(context: AssetExecutionContext,
+                          split_config: SplitConfigResource) -> Output[list[CanonicalPrediction]]:
+    ws = split_config.workspace(context.partition_key)
+    return Output(ws.predictions, metadata=md.predictions_metadata(ws))
+
+
+@asset(partitions_def=diag_fingerprint_partitions, group_name=GROUP,
+       description="A T0 signal row for every wrong INFRA answer (execution failure, empty or "
+                   "unextractable prediction); upserted, so re-materializing changes nothing.")
+@fails_cleanly
+def infra_t0_signals(context: AssetExecutionContext, split_config: SplitConfigResource,
+                     canonical_predictions: list[CanonicalPrediction]) -> MaterializeResult:
+    ws = split_config.workspace(context.partition_key)
+    rows = infra_rows(ws)
+    with ws.store() as store:
+        store.upsert_many(rows)
+    ws.signals_changed()
+    causes = Counter(r.rationale for r in rows)
+    return MaterializeResult(metadata={
+        "count": len(rows),
+        "count_by_cause": MetadataValue.json(dict(sorted(causes.items()))),
+    })
+
+
+@asset(partitions_def=diag_fingerprint_partitions, group_name=GROUP,
+       description="Diagnoses every wrong non-INFRA answer not yet done (or degraded) for this "
+                   "(run, fingerprint), committing each row as it completes.")
+@fails_cleanly
+def diagnosis_signals(context: AssetExecutionContext, split_config: SplitConfigResource,
+                      canonical_predictions: list[CanonicalPrediction]) -> MaterializeResult:
+    ws = split_config.workspace(context.partition_key)
+    allowed = int_tag(context.run.tags, ALLOW_DEGRADED_TAG, 0)
+    with ws.store() as store:
+        # counts alone can show the split is impossible: say so before paying for a diagnosis
+        check_before_diagnosis(ws, store)
+        report = diagnose(ws, ws.diagnosis_plan(store), store, progress=context.log.info,
+                          wait=context.run.tags.get(NO_WAIT_TAG) != "1")
+        rows = [r for r in store.rows(ws.run_id, ws.fingerprint.key) if not r.infra]
+        telemetry = store.telemetry(ws.fingerprint.key)
+    models = telemetry["models"]
+    if len(models) > 1:
+        context.log.warning(f"the endpoint reported {len(models)} different models within "
+                            f"{ws.fingerprint.key}: {', '.join(models)}")
+    stop_unless_settled(ws, report, allowed, ALLOW_DEGRADED_TAG)
+    context.log.info(f"diagnosed {report.diagnosed} new, {report.already_done} already done")
+    return MaterializeResult(metadata=md.diagnosis_metadata(ws, report, rows, telemetry,
+                                                            allowed))
+
+
+@dataclass(frozen=True)
+class SelectionResult:
+    """trainval_selection's output: the problem it solved and the videos it chose."""
+
+    problem: SplitProblem
+    selection: Selection
+    input_digests: dict[str, str]
+    reference_wrong: dict[str, tuple[bool | None, ...]]
+    control: dict[str, bool | None] | None
+
+
+@asset(partitions_def=diag_fingerprint_partitions, group_name=GROUP,
+       deps=[infra_t0_signals, diagnosis_signals],
+       description="Picks exactly n_trainval trainval videos: floor_k T2 met, the test pool "
+                   "within epsilon of the global mix and as close to it as the integers allow.")
+@fails_cleanly
+def trainval_selection(context: AssetExecutionContext, split_config: SplitConfigResource,
+                       canonical_predictions: list[CanonicalPrediction]) -> Output[SelectionResult]:
+    ws = split_config.workspace(context.partition_key)
+    problem = ws.problem()
+    selection = select_trainval(problem)
+    failpoint("selection.done")
+    trainval_qs = [q for v in selection.trainval for q in problem.videos[v]]
+    test_qs = [q for v in selection.test for q in problem.videos[v]]
+    t2 = t2_by_type(trainval_qs)
+    floors = [[t, k, t2.get(t, 0), "yes" if t2.get(t, 0) >= k else "NO"]
+              for t, k in sorted(problem.floor_k.items())]
+    dev = deviation_rows(problem, test_qs)
+    result = SelectionResult(problem, selection, ws.input_digests, ws.reference_evidence,
+                             ws.control_outcomes())
+    return Output(result, metadata={
+        "trainval_videos": len(selection.trainval),
+        "test_videos": len(selection.test),
+        "swaps": selection.swaps,
+        "t2_vs_floor": MetadataValue.md(markdown_table(
+            ["task type", "floor", "trainval T2", "met"], floors) if floors else "no floors"),
+        "test_deviation": MetadataValue.md(md.deviation_md(dev)),
+        "max_abs_deviation_pp": MetadataValue.float(
+            round(100 * max(abs(r["deviation"]) for r in dev if r["constrained"]), 4)),
+        "selector": problem.selector,
+        "global_accuracy": MetadataValue.float(round(accuracy(problem.questions), 6)),
+        "test_accuracy": MetadataValue.float(round(accuracy(test_qs), 6)),
+        "test_accuracy_deviation_pp": MetadataValue.float(
+            round(100 * (accuracy(test_qs) - accuracy(problem.questions)), 4)),
+    })
+
+
+@asset(partitions_def=diag_fingerprint_partitions, group_name=GROUP,
+       description="Splits trainval into train/validation and writes pools.json and "
+                   "split_manifest.json atomically under out_dir/<fingerprint>/<split_id>/.")
+@fails_cleanly
+def frozen_pools(context: AssetExecutionContext, split_config: SplitConfigResource,
+                 trainval_selection: SelectionResult) -> MaterializeResult:
+    from split_assets.evaluation.power import pool_power
+
+    ws = split_config.workspace(context.partition_key)
+    problem, selection = trainval_selection.problem, trainval_selection.selection
+    frozen = build_pools(problem, selection, draw_validation(problem, selection.trainval),
+                         ws.run_id, ws.fingerprint.key, ws.split_id)
+    generated_at = context.run.tags.get(GENERATED_AT_TAG) or utc_now()
+    vs = ws.loaded.config.video_split
+    degraded = sorted(q.question_id for q in problem.questions if q.degraded)
+    power = pool_power(problem, frozen.videos, trainval_selection.reference_wrong,
+                       ws.loaded.config.evaluation.discordance, trainval_selection.control)
+    doc = manifest(problem, frozen, generated_at=generated_at, split=ws.split_id,
+                   fingerprint=ws.fingerprint.key,
+                   fingerprint_components=ws.fingerprint.components,
+                   config_snapshot=ws.config_snapshot(),
+                   input_digests=trainval_selection.input_digests,
+                   val_wrong_min=vs.val_wrong_min, power=power, degraded=degraded)
+    # the checks' conditions, in memory, before anything is written: a split that would fail
+    # one is never frozen (the checks re-read the files on disk independently afterwards)
+    settled = ws.settled_degraded()  # accepted when this split was first frozen
+    refuse_invalid(context, problem, frozen, [q for q in degraded if q not in settled],
+                   int_tag(context.run.tags, ALLOW_DEGRADED_TAG, 0), vs.val_wrong_min)
+    write_frozen(ws.out_dir, frozen, doc)
+    by_pool = pool_questions(problem, frozen)
+    counts = [[name, len(frozen.videos[name]), len(by_pool[name]),
+               sum(not q.correct for q in by_pool[name])] for name in POOLS]
+    return MaterializeResult(metadata={
+        "pools_sha256": frozen.sha256,
+        "split_id": ws.split_id,
+        "pools_path": MetadataValue.path(str(ws.files.pools)),
+        "manifest_path": MetadataValue.path(str(ws.files.manifest)),
+        "counts": MetadataValue.md(markdown_table(["pool", "videos", "questions", "wrong"],
+                                                  counts)),
+        "test_deviation": MetadataValue.md(md.deviation_md(doc["test_deviation"])),
+        "tier_counts": MetadataValue.json({name: tier_counts(by_pool[name]) for name in POOLS}),
+        "validation_wrong": doc["validation_wrong"],
+        "baseline_accuracy": MetadataValue.json(doc["baseline_accuracy"]),
+        "degraded_frozen": len(degraded),
+        "generated_at": generated_at,
+    })
+
+
+@asset(partitions_def=diag_fingerprint_partitions, group_name=GROUP, deps=[frozen_pools],
+       description="Compares each evaluation.candidates run with the baseline on the frozen "
+                   "validation and test pools: 2x2 tables, exact and mid-p McNemar, the "
+                   "cluster-adjusted test, and the gain net of evaluation.control_run. "
+                   "Writes evaluation.json beside pools.json.")
+@fails_cleanly
+def candidate_evaluation(context: AssetExecutionContext,
+                         split_config: SplitConfigResource) -> MaterializeResult:
+    from split_assets.evaluation.report import compare_runs
+    from split_assets.evaluation.report import markdown as evaluation_markdown
+
+    ws = split_config.workspace(context.partition_key)
+    evaluation = ws.loaded.config.evaluation
+    if not evaluation.candidates:
+        return MaterializeResult(metadata={
+            "note": "no evaluation.candidates: nothing to compare (import a run with "
+                    "'split-assets import predictions --role candidate', or list run ids in "
+                    "evaluation.candidates)"})
+    reports = []
+    for candidate in evaluation.candidates:
+        context.log.info(f"comparing {candidate} with the baseline on validation and test")
+        reports.append(compare_runs(ws, candidate, evaluation.control_run,
+                                    control_where="evaluation.control_run",
+                                    skip_incomplete=True))
+    doc = {"split_id": ws.split_id, "diag_fingerprint": ws.fingerprint.key,
+           "baseline_run_id": ws.run_id, "control_run": evaluation.control_run,
+           "reports": reports}
+    atomic_write_bytes(ws.files.evaluation, canonical_bytes(doc))
+    metadata: dict[str, Any] = {"evaluation_path": MetadataValue.path(str(ws.files.evaluation)),
+                                "candidates": len(reports)}
+    for report in reports:
+        metadata[f"candidate {report['candidate']}"] = MetadataValue.md(evaluation_markdown(report))
+    return MaterializeResult(metadata=metadata)

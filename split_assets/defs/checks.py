@@ -1,0 +1,96 @@
+"""Blocking, ERROR-severity checks on frozen_pools, re-verified from the file on disk."""
+
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+from dagster import (
+    AssetCheckExecutionContext,
+    AssetCheckResult,
+    AssetCheckSeverity,
+    AssetCheckSpec,
+    asset_check,
+    multi_asset_check,
+)
+
+from split_assets.defs.assets import frozen_pools
+from split_assets.defs.failures import fails_cleanly
+from split_assets.defs.resources import SplitConfigResource
+from split_assets.lib.failpoints import failpoint
+from split_assets.split.invariants import INVARIANTS, verify
+from split_assets.split.validation import max_validation_wrong
+
+_DESCRIPTIONS = {
+    "pools_disjoint": "No question is in two pools.",
+    "pools_cover_benchmark": "The pools together hold every benchmark question.",
+    "videos_atomic": "Every video's questions are in exactly one pool.",
+    "floors_met": "Trainval holds at least floor_k non-degraded T2 per task type.",
+    "test_within_epsilon": "Every constrained category of test is within epsilon of global.",
+    "pools_sha256_matches": "pools.json on disk hashes to the manifest's pools_sha256.",
+}
+
+
+@multi_asset_check(
+    specs=[AssetCheckSpec(name, asset=frozen_pools, blocking=True,
+                          description=_DESCRIPTIONS[name]) for name in INVARIANTS],
+    description="The six invariants of a frozen split, read back from pools.json.",
+)
+@fails_cleanly
+def split_invariants(context: AssetCheckExecutionContext,
+                     split_config: SplitConfigResource) -> Iterator[AssetCheckResult]:
+    failpoint("checks.start")
+    ws = split_config.workspace(context.partition_key)
+    expected = ws.frozen_manifest()["pools_sha256"]
+    data = ws.files.pools.read_bytes()
+    for result in verify(ws.problem(), data, expected):
+        yield AssetCheckResult(check_name=result.name, asset_key=frozen_pools_key(),
+                               passed=result.passed, severity=AssetCheckSeverity.ERROR,
+                               description=result.detail, metadata=_flat(result.figures))
+
+
+@asset_check(asset=frozen_pools, blocking=True,
+             description="Validation holds at least val_wrong_min baseline-wrong questions, so a "
+                         "McNemar test between baseline and candidate has power.")
+@fails_cleanly
+def mcnemar_power(context: AssetCheckExecutionContext,
+                  split_config: SplitConfigResource) -> AssetCheckResult:
+    ws = split_config.workspace(context.partition_key)
+    power = ws.frozen_manifest().get("power", {})
+    doc = json.loads(ws.files.pools.read_bytes())
+    val = set(doc["pools"]["validation"])
+    val_wrong = sum(1 for qid, ok in doc["correctness"].items() if qid in val and not ok)
+    threshold = ws.loaded.config.video_split.val_wrong_min
+    trainval = tuple(sorted(doc["videos"]["train"] + doc["videos"]["validation"]))
+    reachable = max_validation_wrong(ws.problem(), trainval)
+    if threshold == 0:
+        detail = f"val_wrong_min is 0: power check off (validation holds {val_wrong} wrong)"
+    else:
+        detail = f"validation holds {val_wrong} baseline-wrong questions, need {threshold}"
+        if val_wrong < threshold:
+            detail += (f"; at most {reachable} with {len(doc['videos']['validation'])} "
+                       "validation videos: raise val_ratio or n_trainval, or lower val_wrong_min")
+    metadata: dict[str, Any] = {"val_wrong": val_wrong, "threshold": threshold,
+                                "val_wrong_reachable": reachable}
+    for pool in ("validation", "test"):
+        mde = power.get(pool, {}).get("mde")
+        metadata[f"mde_{pool}_pp"] = round(100 * mde, 3) if mde is not None else "n/a"
+    if power:
+        metadata["discordance"] = power["validation"]["discordance"]
+        metadata["discordance_source"] = power["validation"]["discordance_source"]
+        metadata["design_effect_validation"] = power["validation"]["design_effect"]
+        mde = power["validation"]["mde"]
+        detail += (f"; detects a gain of {100 * mde:.1f} pp on validation at 80% power, "
+                   "alpha 0.05" if mde is not None else "; no gain is detectable on validation")
+    return AssetCheckResult(passed=threshold == 0 or val_wrong >= threshold,
+                            severity=AssetCheckSeverity.ERROR, description=detail,
+                            metadata=metadata)
+
+
+def frozen_pools_key():  # noqa: ANN201 - AssetKey
+    return frozen_pools.key
+
+
+def _flat(figures: dict) -> dict:
+    return {k: (v if isinstance(v, int | float | str) else json.dumps(v, sort_keys=True))
+            for k, v in figures.items()}

@@ -1,0 +1,54 @@
+"""The persistent Dagster instance shared by the CLI, ``dagster dev`` and the tests."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from dagster import DagsterInstance
+
+from split_assets.defs.partitions import diag_fingerprint_partitions
+from split_assets.errors import UserError, environment_error
+
+DAGSTER_YAML = "telemetry:\n  enabled: false\n"
+
+
+def dagster_home() -> Path:
+    """``$DAGSTER_HOME``, or an absolute ``./.dagster_home`` when unset (set in the env)."""
+    home = Path(os.environ.get("DAGSTER_HOME") or Path(".dagster_home").absolute())
+    home.mkdir(parents=True, exist_ok=True)
+    config = home / "dagster.yaml"
+    if not config.exists():
+        config.write_text(DAGSTER_YAML, encoding="utf-8")
+    os.environ["DAGSTER_HOME"] = str(home)
+    return home
+
+
+def get_instance() -> DagsterInstance:
+    """The persistent instance; a broken ``dagster.yaml`` is one line naming it."""
+    home = dagster_home()
+    try:
+        return DagsterInstance.get()
+    except Exception as exc:  # noqa: BLE001 - Dagster raises many kinds for a bad instance
+        if environment_error(exc) is not None:
+            raise
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise UserError(f"the Dagster instance cannot be loaded: {first}",
+                        str(home / "dagster.yaml"),
+                        "fix or remove that file (it needs only 'telemetry: {enabled: false}'),"
+                        " or point DAGSTER_HOME elsewhere") from None
+
+
+def register_partition(instance: DagsterInstance, key: str) -> bool:
+    """Add the fingerprint partition if absent; True when it was new."""
+    name = diag_fingerprint_partitions.name
+    assert name is not None
+    if instance.has_dynamic_partition(name, key):
+        return False
+    try:
+        instance.add_dynamic_partitions(name, [key])
+    except Exception:  # noqa: BLE001 - a concurrent run registered it first (UNIQUE constraint)
+        if instance.has_dynamic_partition(name, key):
+            return False
+        raise
+    return True

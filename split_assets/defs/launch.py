@@ -1,0 +1,80 @@
+"""A CLI command's Dagster run: register the partition, run the job in-process over the
+command's Workspace, and turn a failed run into the one error that failed it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from split_assets.errors import Interrupted, ReportedError, RunFailure, SplitAssetsError
+from split_assets.lib.failpoints import failpoint
+from split_assets.workspace import Workspace
+
+
+def run_split_job(ws: Workspace, tags: dict[str, str]) -> None:
+    """Materialize every asset and check of the workspace's partition (raises the error that
+    failed the run)."""
+    from split_assets.definitions import SPLIT_JOB, make_definitions
+    from split_assets.defs.instance import get_instance, register_partition
+
+    instance = get_instance()
+    register_partition(instance, ws.fingerprint.key)
+    failpoint("run.registered")
+    job = make_definitions(workspace=ws).resolve_job_def(SPLIT_JOB)
+    run_config = {"loggers": {"console": {"config": {"log_level": "DEBUG"}}}}
+    result = job.execute_in_process(run_config=run_config, instance=instance,
+                                    partition_key=ws.fingerprint.key, tags=tags,
+                                    raise_on_error=False)
+    if not result.success:
+        raise failure_of(result)
+
+
+def interrupted() -> Interrupted:
+    return Interrupted("interrupted", "Ctrl-C", "finished diagnoses are kept; run the same "
+                                                "command again to resume without paying twice")
+
+
+def failure_of(result: Any) -> SplitAssetsError:
+    """The error that failed a Dagster run: an expected error's one-line failure description
+    (with its exit code), else a failed check's name and detail, else the root cause of the
+    exception."""
+    for event in result.all_events:
+        if event.event_type_value != "STEP_FAILURE":
+            continue
+        user = event.step_failure_data.user_failure_data
+        if user is not None and user.description:
+            code = user.metadata.get("exit_code")
+            value = getattr(code, "value", code)
+            return ReportedError(user.description, int(value) if value is not None else 1)
+    return _failed_check(result) or _root_cause(result)
+
+
+def _failed_check(result: Any) -> SplitAssetsError | None:
+    """A blocking check that failed on the files on disk."""
+    for event in result.all_events:
+        if event.event_type_value == "ASSET_CHECK_EVALUATION":
+            evaluation = event.event_specific_data
+            if not evaluation.passed:
+                desc = (evaluation.description or "").strip()
+                return RunFailure(f"check {evaluation.check_name} failed: {desc}",
+                                  evaluation.asset_key.to_user_string(),
+                                  "see the check's metadata in the Dagster UI (make ui); "
+                                  "'split-assets verify' re-checks the files")
+    return None
+
+
+def _root_cause(result: Any) -> SplitAssetsError:
+    for event in result.all_events:
+        if event.event_type_value != "STEP_FAILURE":
+            continue
+        error = event.step_failure_data.error
+        root = error
+        while error is not None:
+            if error.cls_name in ("KeyboardInterrupt", "DagsterExecutionInterruptedError"):
+                return interrupted()
+            root = error
+            error = error.cause
+        message = root.message.strip().splitlines()[0] if root and root.message else ""
+        return RunFailure(f"step {event.step_key} failed: {message}", "dagster run",
+                          "unexpected: the run's logs (make ui) have the stack trace; report "
+                          "it as a bug")
+    return RunFailure("the Dagster run failed", "dagster run", "see the logs above")

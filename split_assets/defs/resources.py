@@ -1,0 +1,58 @@
+"""The one resource: where the config file is. Each run gets a new Workspace (built in
+``setup_for_execution``, so nothing is cached in the code server); a CLI command that already
+built one lends it to the run it launches, so the inputs are parsed once per command."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+from dagster import ConfigurableResource, InitResourceContext, ResourceDefinition
+from pydantic import PrivateAttr
+
+from split_assets.config import config_path_from_env
+from split_assets.errors import ConfigError
+from split_assets.workspace import Workspace
+
+GENERATED_AT_TAG = "split_assets/generated_at"
+ALLOW_DEGRADED_TAG = "split_assets/allow_degraded"  # freeze with at most this many degraded
+NO_WAIT_TAG = "split_assets/no_wait"  # "1": refuse when another run holds leases
+
+
+def int_tag(tags: Mapping[str, str], name: str, default: int) -> int:
+    """A non-negative integer run tag (set by the CLI's flags, or in the UI's launchpad)."""
+    value = tags.get(name)
+    if value is None or value == "":
+        return default
+    if not value.isdigit():
+        raise ConfigError(f"run tag {name} is {value!r}, not a non-negative integer",
+                          f"run tag {name}", "set it to a number such as 0 or 3")
+    return int(value)
+
+
+class SplitConfigResource(ConfigurableResource):
+    """Where the config file is; every asset and check reaches the config through here."""
+
+    config_path: str
+    _workspace: Workspace | None = PrivateAttr(default=None)
+
+    def setup_for_execution(self, context: InitResourceContext) -> None:
+        self._workspace = Workspace(self.config_path)  # the config is read on first use
+
+    def workspace(self, partition_key: str) -> Workspace:
+        """This run's workspace, checked against the partition being run."""
+        if self._workspace is None:  # invoked directly, outside a run
+            self._workspace = Workspace(self.config_path)
+        return self._workspace.check_partition(partition_key)
+
+
+def build_resources(config_path: Path | str | None = None,
+                    workspace: Workspace | None = None) -> dict[str, object]:
+    """Resources for a config file (default: ``$SPLIT_ASSETS_CONFIG``), or for a workspace a
+    command built already (lent to the run it launches in-process)."""
+    if workspace is not None:
+        lent = SplitConfigResource(config_path=str(workspace.config_path))
+        lent._workspace = workspace
+        return {"split_config": ResourceDefinition.hardcoded_resource(lent)}
+    path = Path(config_path) if config_path is not None else config_path_from_env()
+    return {"split_config": SplitConfigResource(config_path=str(path.absolute()))}

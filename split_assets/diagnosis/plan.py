@@ -1,0 +1,137 @@
+"""What a run diagnoses, decided once: the dry run prints this plan and the run carries it
+out (``tests/diagnosis/test_plan.py`` checks they agree)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from split_assets.data.harness import CanonicalPrediction
+from split_assets.data.signals import SignalRow, SignalStore
+from split_assets.errors import ConfigError, InfeasibleSplitError
+
+if TYPE_CHECKING:
+    from split_assets.judge import JudgeCase
+    from split_assets.workspace import Workspace
+
+
+def is_infra_wrong(p: CanonicalPrediction) -> bool:
+    """A wrong INFRA answer: a T0 row, never sent to the judge."""
+    return not p.correct and p.infra
+
+
+def wrong_to_diagnose(preds: Iterable[CanonicalPrediction]) -> list[CanonicalPrediction]:
+    """Wrong, non-INFRA answers: the ones the judge sees."""
+    return [p for p in preds if not p.correct and not p.infra]
+
+
+@dataclass(frozen=True)
+class DiagnosisPlan:
+    """``wrong``: every answer the judge sees; ``todo``: those not done (store ``DONE``) and
+    not settled by a frozen split; ``settled``: degraded answers a frozen split accepted."""
+
+    wrong: list[CanonicalPrediction]
+    todo: list[CanonicalPrediction]
+    settled: frozenset[str]
+
+    @property
+    def already_done(self) -> int:
+        return len(self.wrong) - len(self.todo)
+
+    @property
+    def todo_ids(self) -> list[str]:
+        return [p.question_id for p in self.todo]
+
+
+def plan_diagnosis(preds: list[CanonicalPrediction], done: set[str],
+                   settled: frozenset[str]) -> DiagnosisPlan:
+    wrong = wrong_to_diagnose(preds)
+    todo = [p for p in wrong if p.question_id not in done and p.question_id not in settled]
+    return DiagnosisPlan(wrong, todo, settled & {p.question_id for p in wrong})
+
+
+def infra_rows(ws: Workspace) -> list[SignalRow]:
+    """T0 rows for every wrong INFRA answer (never sent to the judge)."""
+    return [SignalRow(question_id=p.question_id, baseline_run_id=ws.run_id,
+                      diag_fingerprint=ws.fingerprint.key, video_id=p.video_id,
+                      task_type=p.task_type, tier="T0", infra=True, session_id=p.session_id,
+                      rationale=infra_cause(p))
+            for p in ws.predictions if is_infra_wrong(p)]
+
+
+def infra_cause(p: CanonicalPrediction) -> str:
+    """Why an answer counts as INFRA: missing prediction, stop reason, or no letter."""
+    if p.missing:
+        return "missing_prediction"
+    if p.letter == "":
+        return f"empty_prediction ({p.stop_reason})" if p.stop_reason else "empty_prediction"
+    return f"stop_reason:{p.stop_reason}"
+
+
+def check_before_diagnosis(ws: Workspace, store: SignalStore) -> None:
+    """Every feasibility check that needs only counts, made before any judge call (a paid
+    judge must not be paid for a split that cannot be made): n_trainval against the videos,
+    val_wrong_min against the most wrong answers any validation draw can hold, and each floor
+    against the T2 already known plus the wrong answers not yet diagnosed."""
+    vs = ws.loaded.config.video_split
+    n_videos = len(ws.benchmark.videos)
+    if vs.n_trainval >= n_videos:
+        raise ConfigError(f"n_trainval is {vs.n_trainval} but the benchmark has {n_videos} "
+                          "videos, which leaves no test pool", "video_split.n_trainval",
+                          f"set it below {n_videos} (test is every other video)")
+    n_val = int(vs.val_ratio * vs.n_trainval + 0.5)
+    wrong_by_video = Counter(p.video_id for p in ws.predictions if not p.correct)
+    most = sum(sorted(wrong_by_video.values(), reverse=True)[:n_val])
+    if vs.val_wrong_min > most:
+        raise ConfigError(f"val_wrong_min {vs.val_wrong_min} cannot be met: {n_val} validation "
+                          f"videos hold at most {most} baseline-wrong questions",
+                          "video_split.val_wrong_min",
+                          "lower val_wrong_min, or raise val_ratio or n_trainval")
+    if vs.floor_k:
+        _check_floors(ws, store, vs.floor_k)
+
+
+def _check_floors(ws: Workspace, store: SignalStore, floor_k: dict[str, int]) -> None:
+    rows = {r.question_id: r for r in store.rows(ws.run_id, ws.fingerprint.key)}
+    known: Counter[str] = Counter()
+    open_: Counter[str] = Counter()
+    for p in wrong_to_diagnose(ws.predictions):
+        row = rows.get(p.question_id)
+        if row is None or row.degraded or row.infra:
+            open_[p.task_type] += 1
+        elif row.tier == "T2":
+            known[p.task_type] += 1
+    short = [f"{t}: floor {k}, at most {known[t] + open_[t]} ({known[t]} T2 known, "
+             f"{open_[t]} not yet diagnosed)"
+             for t, k in sorted(floor_k.items()) if k > known[t] + open_[t]]
+    if short:
+        raise InfeasibleSplitError(f"floor_k cannot be met even if every open diagnosis were "
+                                   f"T2: {'; '.join(short)}", "video_split.floor_k",
+                                   "lower these floors (nothing was sent to the judge)")
+
+
+@dataclass(frozen=True)
+class DryRunPlan:
+    """What a run would cost: answers already in the response cache cost no call."""
+
+    cached: int
+    calls: int
+    tokens: int
+
+
+def dry_run_estimate(ws: Workspace, todo: list[JudgeCase], store: SignalStore) -> DryRunPlan:
+    """Calls and tokens the run would spend on ``todo``, cached answers excluded."""
+    from split_assets.judge.prompts import load_templates
+
+    judge = ws.judge
+    per_question = judge.estimated_calls_per_question()
+    if not todo or per_question == 0:
+        return DryRunPlan(0, 0, 0)
+    templates = load_templates(ws.loaded.paths.prompts_dir, judge.required_templates())
+    keys = {c.question.question_id: judge.request_key(c, templates) for c in todo}
+    cached = store.cache_has(k for k in keys.values() if k is not None)
+    paid = [c for c in todo if keys[c.question.question_id] not in cached]
+    return DryRunPlan(len(todo) - len(paid), len(paid) * per_question,
+                      sum(judge.estimated_tokens(c, templates) for c in paid))

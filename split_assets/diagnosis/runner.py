@@ -1,0 +1,373 @@
+"""One diagnosis pass: workers take leased questions in order, the judge answers, each row is
+committed (grouped per event-loop turn) before a worker moves on; what ends degraded or
+unanswered gets one more pass in the same run."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import time
+from collections import deque
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from split_assets.data.db import env_seconds
+from split_assets.data.harness import CanonicalPrediction
+from split_assets.data.leases import LeaseOwner
+from split_assets.data.signals import SignalRow, SignalStore
+from split_assets.diagnosis.plan import DiagnosisPlan
+from split_assets.errors import UserError
+from split_assets.judge import JudgeOutcome
+from split_assets.lib.failpoints import failpoint
+
+if TYPE_CHECKING:
+    from split_assets.diagnosis.cases import CaseSource
+    from split_assets.workspace import Workspace
+
+
+class GroupCommit:
+    """Rows finished in the same turn of the event loop share one transaction; each worker
+    waits for its own row's commit before it takes its next question."""
+
+    def __init__(self, store: SignalStore, owner: LeaseOwner | None = None,
+                 written: dict[str, float] | None = None) -> None:
+        self.store = store
+        self.owner = owner  # each committed row's lease is dropped in the same transaction
+        # question -> updated_at of this pass's write
+        self.written: dict[str, float] = {} if written is None else written
+        self._rows: list[SignalRow] = []
+        self._waiters: list[asyncio.Future[None]] = []
+        self.transactions = 0
+
+    async def commit(self, row: SignalRow) -> None:
+        waiter = asyncio.get_running_loop().create_future()
+        self._rows.append(row)
+        self._waiters.append(waiter)
+        if len(self._rows) == 1:
+            asyncio.get_running_loop().call_soon(self._flush)
+        await waiter
+
+    def _flush(self) -> None:
+        rows, waiters = self._rows, self._waiters
+        self._rows, self._waiters = [], []
+        try:
+            written = self.store.upsert_many(rows, release=self.owner)
+        except Exception as exc:  # noqa: BLE001 - handed to every waiting worker
+            for waiter in waiters:
+                waiter.set_exception(exc)
+            return
+        self.transactions += 1
+        self.written.update((row.question_id, written) for row in rows)
+        for waiter in waiters:
+            waiter.set_result(None)
+
+
+@dataclass
+class DiagnosisReport:
+    """What one diagnosis pass did (asset metadata)."""
+
+    total_wrong: int
+    already_done: int
+    diagnosed: int = 0
+    degraded: int = 0
+    calls: int = 0
+    cache_hits: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latencies_ms: list[float] = field(default_factory=list)
+    wall_s: float = 0.0
+    retried_degraded: int = 0  # degraded in the first pass, sent once more in the same run
+    by_other_runs: int = 0  # finished meanwhile by another run of the same partition
+    still_degraded: list[str] = field(default_factory=list)
+    failed_now: set[str] = field(default_factory=set)
+    settled_degraded: int = 0  # accepted as degraded by the frozen split: never sent again
+    call_failures: list[str] = field(default_factory=list)  # no answer from the endpoint
+
+
+LEASE_TTL_S = 60.0  # SPLIT_ASSETS_LEASE_TTL_S overrides it (checked when a pass starts)
+LEASE_POLL_S = 0.5
+
+
+def lease_ttl_s() -> float:
+    return env_seconds("SPLIT_ASSETS_LEASE_TTL_S", LEASE_TTL_S, 2.0)
+
+
+class LeasedQueue:
+    """Questions for this pass, handed out only once leased in the signal store: a question
+    leased by another live run is deferred and looked at again until that run finishes it
+    (then it is skipped) or its lease expires (then it is taken over)."""
+
+    def __init__(self, ws: Workspace, store: SignalStore, todo: list[str], me: LeaseOwner,
+                 batch: int, degraded_before: float) -> None:
+        self.ws, self.store, self.me, self.batch = ws, store, me, batch
+        self.degraded_before = degraded_before
+        self._queue: deque[str] = deque(todo)
+        self._deferred: list[str] = []
+        self._ready: deque[str] = deque()
+        self._lock = asyncio.Lock()
+        self.waited = False
+        self.ttl_s = lease_ttl_s()
+
+    async def next(self) -> str | None:
+        """The next leased question, or None when nothing is left for this pass."""
+        while True:
+            if self._ready:
+                return self._ready.popleft()
+            async with self._lock:
+                if self._ready:
+                    continue
+                if not self._queue and self._deferred:
+                    await asyncio.sleep(LEASE_POLL_S)  # another run holds them: wait for it
+                    self._queue, self._deferred = deque(self._deferred), []
+                    self.waited = True
+                if not self._queue:
+                    return None
+                window = [self._queue.popleft()
+                          for _ in range(min(len(self._queue), 4 * self.batch))]
+                result = self.store.claim(self.ws.run_id, self.ws.fingerprint.key, window,
+                                          self.me, self.batch, self.ttl_s, self.degraded_before)
+                failpoint("diagnosis.claimed")
+                self._ready.extend(result.claimed)
+                self._deferred.extend(result.foreign)
+                self._queue.extendleft(reversed(result.unclaimed))
+
+
+class _Pass:
+    """One pass over ``todo``. diag.concurrency bounds the calls in flight (the judge holds
+    that semaphore around each network call); twice as many workers take questions in order,
+    so the next prompt is already rendered when a call slot frees, and parsing and storing never
+    hold a slot. ``written`` records when this pass wrote each row."""
+
+    def __init__(self, ws: Workspace, source: CaseSource, todo: list[CanonicalPrediction],
+                 store: SignalStore, report: DiagnosisReport, me: LeaseOwner,
+                 degraded_before: float, written: dict[str, float] | None = None) -> None:
+        self.ws, self.source, self.store, self.report, self.me = ws, source, store, report, me
+        self.by_id = {p.question_id: p for p in todo}
+        self.n_workers = min(len(todo), 2 * ws.loaded.config.diag.concurrency)
+        self.queue = LeasedQueue(ws, store, list(self.by_id), me, max(8, self.n_workers),
+                                 degraded_before)
+        self.committer = GroupCommit(store, me, written)
+        self.mine: set[str] = set()
+
+    async def run(self, progress: Callable[[str], None], every_s: float) -> set[str]:
+        """The questions this pass diagnosed."""
+        from split_assets.judge.prompts import load_templates
+
+        started = time.monotonic()
+        judge = self.ws.judge
+        judge.start(self.store, self.ws.fingerprint.key,
+                    load_templates(self.ws.loaded.paths.prompts_dir, judge.required_templates()))
+        background = [asyncio.create_task(self._ticker(progress, every_s, started)),
+                      asyncio.create_task(self._heartbeat(progress))]
+        tasks: list[asyncio.Task[None]] = []
+        results: list[Any] = []
+        try:
+            for _ in range(self.n_workers):
+                tasks.append(asyncio.create_task(self._worker()))
+                # one loop turn per worker started: its request reaches the socket before the
+                # next worker renders (else the first wave waits for every worker's prompt)
+                await asyncio.sleep(0)
+            results = await asyncio.gather(*tasks, return_exceptions=True)
+        finally:
+            for task in background + tasks:
+                task.cancel()
+            await judge.aclose()
+            self.store.flush()  # telemetry of calls that ended without a diagnosis row
+            self.store.release(self.me)
+            self.report.wall_s += time.monotonic() - started
+        progress(progress_line(self.report.diagnosed, len(self.by_id), self.report.wall_s,
+                               self.report))
+        errors = [r for r in results if isinstance(r, BaseException)]
+        if errors:  # the first user error (e.g. a 401) wins over a breaker that opened after it
+            raise next((e for e in errors if isinstance(e, UserError)), errors[0])
+        return self.mine
+
+    async def _worker(self) -> None:
+        while (qid := await self.queue.next()) is not None:  # each question to one worker
+            p = self.by_id[qid]
+            await self._store(p, await self.ws.judge.diagnose(self.source.case(p)))
+
+    async def _store(self, p: CanonicalPrediction, outcome: JudgeOutcome) -> None:
+        report = self.report
+        report.calls += outcome.calls
+        if outcome.call_failed:  # no verdict: no row; the question stays open for a retry
+            report.failed_now.add(p.question_id)
+            return
+        failpoint("diagnosis.before_commit")
+        # committed before moving on: a crash loses nothing finished
+        await self.committer.commit(signal_row(self.ws, p, outcome))
+        failpoint("diagnosis.after_commit")
+        self.mine.add(p.question_id)
+        report.failed_now.discard(p.question_id)
+        report.diagnosed += 1
+        report.degraded += outcome.diagnosis is None
+        report.cache_hits += outcome.cache_hits
+        report.prompt_tokens += outcome.prompt_tokens
+        report.completion_tokens += outcome.completion_tokens
+        if outcome.calls:
+            report.latencies_ms.append(outcome.latency_ms)
+
+    async def _ticker(self, progress: Callable[[str], None], every_s: float,
+                      started: float) -> None:
+        """Progress at least every ``every_s``, even when stalled."""
+        while True:
+            await asyncio.sleep(every_s)
+            line = progress_line(self.report.diagnosed, len(self.by_id),
+                                 time.monotonic() - started, self.report)
+            if self.queue.waited:
+                line += "; waiting for questions leased by another run"
+            progress(line)
+
+    async def _heartbeat(self, progress: Callable[[str], None]) -> None:
+        """Keeps this pass's leases alive while it works."""
+        while True:
+            await asyncio.sleep(self.queue.ttl_s / 4)
+            try:
+                self.store.heartbeat(self.me, self.queue.ttl_s)
+            except UserError as exc:  # e.g. locked for a while: the next beat tries again
+                progress(f"lease heartbeat failed ({exc.what}); retrying")
+
+
+def signal_row(ws: Workspace, p: CanonicalPrediction, outcome: JudgeOutcome) -> SignalRow:
+    """The row of one judged answer (degraded when the judge gave no valid diagnosis)."""
+    d = outcome.diagnosis
+    return SignalRow(
+        question_id=p.question_id, baseline_run_id=ws.run_id,
+        diag_fingerprint=ws.fingerprint.key, video_id=p.video_id, task_type=p.task_type,
+        tier=d.tier if d else "T1", error_type=d.error_type if d else None,
+        cause_category=d.cause_category if d else None,
+        evolution_target=d.evolution_target if d else None, degraded=d is None,
+        session_id=p.session_id,
+        rationale=d.rationale if d else (outcome.degraded_reason or "no valid diagnosis"),
+        confidence=d.confidence if d else None, reported_model=outcome.reported_model,
+        prompt_tokens=outcome.prompt_tokens, completion_tokens=outcome.completion_tokens,
+        latency_ms=outcome.latency_ms)
+
+
+def progress_line(done: int, total: int, elapsed_s: float, report: DiagnosisReport) -> str:
+    rate = done / elapsed_s if elapsed_s > 0 else 0.0
+    eta = (total - done) / rate if rate > 0 else 0.0
+    calls_rate = report.calls / elapsed_s if elapsed_s > 0 else 0.0
+    return (f"diagnosis {done}/{total} ({rate:.1f}/s, ETA {eta:.0f}s, calls {report.calls} "
+            f"({calls_rate:.1f}/s), cache hits {report.cache_hits}, "
+            f"tokens spent {report.prompt_tokens + report.completion_tokens})")
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """No cyclic garbage collection while loading many records: each collection would rescan
+    everything loaded so far (half of the trace load's time on 1,000 questions)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+@contextmanager
+def _long_lived_inputs_frozen() -> Iterator[None]:
+    """While diagnosing, keep the cyclic garbage collector off the inputs loaded so far (the
+    benchmark, predictions, traces): they live for the whole pass, and rescanning them in every
+    full collection stalled the event loop for tens of ms, leaving call slots idle. The many
+    short-lived objects of each call are still collected (gen-0 threshold raised, not off)."""
+    threshold = gc.get_threshold()
+    gc.freeze()
+    gc.set_threshold(max(threshold[0], 10_000), *threshold[1:])
+    try:
+        yield
+    finally:
+        gc.set_threshold(*threshold)
+        gc.unfreeze()
+
+
+def diagnose(ws: Workspace, plan: DiagnosisPlan, store: SignalStore,
+             progress: Callable[[str], None] = lambda _: None, progress_every_s: float = 10.0,
+             wait: bool = True) -> DiagnosisReport:
+    """Carry out ``plan`` under per-question leases; what ends degraded, or got no answer from
+    the endpoint, gets one more pass in the same run. ``wait=False`` refuses at once
+    (UserError) when another live run holds leases on the questions to diagnose, instead of
+    sharing the work. Questions the plan settled (degraded, accepted by a frozen split) are not
+    sent again, so that split stays what it is."""
+    todo = plan.todo
+    report = DiagnosisReport(total_wrong=len(plan.wrong), already_done=plan.already_done,
+                             settled_degraded=len(plan.settled))
+    me = LeaseOwner.this_process()
+    if todo and not wait:
+        _refuse_if_leased(ws, store, plan, me)
+    if todo:
+        with _collector_paused():  # a bulk load of acyclic records: nothing to collect yet
+            source = ws.case_source(todo)
+        with _long_lived_inputs_frozen():
+            mine = _two_passes(ws, source, todo, store, report, me, progress, progress_every_s)
+        rows = {r.question_id: r for r in store.rows(ws.run_id, ws.fingerprint.key)}
+        report.by_other_runs = sum(1 for p in todo if p.question_id not in mine
+                                   and p.question_id in rows and not rows[p.question_id].degraded)
+        report.call_failures = sorted(p.question_id for p in todo if p.question_id not in rows)
+    wrong_ids = {p.question_id for p in plan.wrong}
+    report.still_degraded = sorted(_degraded_ids(store, ws, wrong_ids) - plan.settled)
+    ws.signals_changed()
+    return report
+
+
+def _two_passes(ws: Workspace, source: CaseSource, todo: list[CanonicalPrediction],
+                store: SignalStore, report: DiagnosisReport, me: LeaseOwner,
+                progress: Callable[[str], None], every_s: float) -> set[str]:
+    """The pass over ``todo``, then one more over what it degraded (unless another run has
+    retried it since) or got no answer for."""
+    written: dict[str, float] = {}
+    mine = asyncio.run(_Pass(ws, source, todo, store, report, me, time.time(), written)
+                       .run(progress, every_s))
+    now = store.updated_at(ws.run_id, ws.fingerprint.key, mine)
+    again = {q for q in _degraded_ids(store, ws, mine)
+             if now.get(q) == written.get(q)} | report.failed_now
+    retry = [p for p in todo if p.question_id in again]
+    if retry:
+        report.retried_degraded = len(retry)
+        progress(f"{len(retry)} diagnosis(es) degraded or unanswered: one more pass")
+        mine |= asyncio.run(_Pass(ws, source, retry, store, report, me, float("inf"))
+                            .run(progress, every_s))
+    return mine
+
+
+def _refuse_if_leased(ws: Workspace, store: SignalStore, plan: DiagnosisPlan,
+                      me: LeaseOwner) -> None:
+    foreign = store.foreign_leases(ws.run_id, ws.fingerprint.key, plan.todo_ids, me)
+    if foreign.count:
+        raise UserError(f"another run is diagnosing this partition ({foreign.describe()})",
+                        f"{ws.fingerprint.key} in {ws.loaded.paths.signals_db}",
+                        "wait for it to finish, or run without --no-wait to share the work")
+
+
+def _degraded_ids(store: SignalStore, ws: Workspace, among: set[str]) -> set[str]:
+    return {r.question_id for r in store.rows(ws.run_id, ws.fingerprint.key)
+            if r.degraded and not r.infra and r.question_id in among}
+
+
+def stop_unless_settled(ws: Workspace, report: DiagnosisReport, allowed: int,
+                        tag: str) -> None:
+    """Nothing is frozen from a transient failure: an unanswered question, or more degraded
+    diagnoses than ``--allow-degraded`` accepts, stops the run here (exit 1)."""
+    from split_assets.errors import RunFailure
+
+    if report.call_failures:
+        gone = report.call_failures
+        raise RunFailure(
+            f"the endpoint gave no answer for {len(gone)} question(s) even after a second pass "
+            f"(e.g. {', '.join(gone[:5])}); nothing was frozen", ws.fingerprint.key,
+            "check the endpoint, then run again: finished diagnoses are kept and not paid twice",
+            {"unanswered": len(gone), "calls": report.calls,
+             "diagnosed_now": report.diagnosed})
+    if len(report.still_degraded) > allowed:
+        stuck = report.still_degraded
+        raise RunFailure(
+            f"{len(stuck)} diagnosis(es) stayed degraded after a second pass (e.g. "
+            f"{', '.join(stuck[:5])}); the split was not frozen", ws.fingerprint.key,
+            "materialize again to retry them (finished diagnoses are kept and not paid "
+            f"twice), or accept them as not-T2 with --allow-degraded {len(stuck)} "
+            f"(run tag {tag})",
+            {"degraded": len(stuck), "allowed": allowed, "degraded_questions": stuck[:100],
+             "calls": report.calls, "diagnosed_now": report.diagnosed})

@@ -1,0 +1,99 @@
+"""``split-assets verify``: a frozen pools.json checked against the config's inputs -- the six
+invariants, what can be re-derived, and (``recompute``) the selection run again."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from split_assets.errors import UserError
+from split_assets.split.invariants import InvariantResult, rederived, verify
+from split_assets.split.layout import MANIFEST_FILE, POOLS
+
+if TYPE_CHECKING:
+    from split_assets.workspace import Workspace
+
+_NOT_OURS = "pass the pools.json printed by 'split-assets run'"
+
+
+def read_pools_file(path: Path) -> tuple[bytes, dict[str, Any]]:
+    """A pools.json's bytes and document; anything else is one line."""
+    if not path.is_file():
+        raise UserError(f"pools file not found: {path}", "POOLS_JSON", _NOT_OURS)
+    data = path.read_bytes()
+    try:
+        doc = json.loads(data.decode("utf-8"))
+        _ = doc["diag_fingerprint"], doc["baseline_run_id"]
+        for key in ("pools", "videos"):
+            if sorted(doc[key]) != sorted(POOLS) or not all(
+                    isinstance(v, list) and all(isinstance(x, str) for x in v)
+                    for v in doc[key].values()):
+                raise TypeError(key)
+        if not isinstance(doc["correctness"], dict):
+            raise TypeError("correctness")
+    except (UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError):
+        raise UserError("not a pools.json written by split-assets", str(path), _NOT_OURS
+                        ) from None
+    return data, doc
+
+
+def check_pools_file(ws: Workspace, path: Path, recompute: bool) -> list[InvariantResult]:
+    """Every check of ``path`` against the workspace's inputs."""
+    data, doc = read_pools_file(path)
+    if doc["baseline_run_id"] != ws.run_id:
+        raise UserError(f"pools.json is of run {doc['baseline_run_id']!r}, the config of "
+                        f"{ws.run_id!r}", str(path), "pass the config the split was made with")
+    if doc["diag_fingerprint"] != ws.fingerprint.key:
+        raise UserError(f"pools.json is of fingerprint {doc['diag_fingerprint']}, the config's "
+                        f"is {ws.fingerprint.key}", str(path),
+                        "pass the config the split was made with")
+    ws.predictions  # noqa: B018 - the inputs first: their errors come before the store's
+    ws.signal_rows(required=True)  # the diagnoses the split consumed: the store must exist
+    manifest = _manifest(path.parent / MANIFEST_FILE)
+    problem = ws.problem()
+    results = verify(problem, data, manifest.get("pools_sha256") if manifest else None)
+    results += rederived(problem, data)
+    if recompute:
+        results.append(recompute_check(ws, data, manifest))
+    return results
+
+
+def _manifest(path: Path) -> dict[str, Any] | None:
+    if not path.is_file():
+        return None
+    try:
+        doc = json.loads(path.read_bytes())
+        doc["pools_sha256"]
+    except (ValueError, KeyError, TypeError):
+        raise UserError("split_manifest.json is not a manifest written by split-assets",
+                        str(path), "restore it from the run that froze the split") from None
+    return doc
+
+
+def recompute_check(ws: Workspace, data: bytes,
+                    manifest: dict[str, Any] | None) -> InvariantResult:
+    """Run the selection again from the inputs and compare bytes with a frozen pools.json (the
+    split is deterministic: a difference is tampering or changed inputs, and the input digests
+    recorded in the manifest tell which)."""
+    from split_assets.split.freeze import build_pools
+    from split_assets.split.selection import select_trainval  # scipy: loaded only when needed
+    from split_assets.split.validation import draw_validation
+
+    problem = ws.problem()
+    selection = select_trainval(problem)
+    fresh = build_pools(problem, selection, draw_validation(problem, selection.trainval),
+                        ws.run_id, ws.fingerprint.key, ws.split_id)
+    if fresh.data == data:
+        return InvariantResult("recomputed_bytes_match", True,
+                               f"the selection run again gives the same bytes "
+                               f"({fresh.sha256[:12]})", {"sha256": fresh.sha256})
+    changed: list[str] = []
+    if manifest is not None:
+        old, new = manifest.get("input_digests", {}), ws.input_digests
+        changed = sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k))
+    why = (f"input digests changed since the freeze: {', '.join(changed)}" if changed else
+           "no input digest changed: the file was edited after the freeze")
+    return InvariantResult("recomputed_bytes_match", False,
+                           f"the selection run again gives {fresh.sha256[:12]}; {why}",
+                           {"sha256": fresh.sha256, "changed_inputs": ",".join(changed)})

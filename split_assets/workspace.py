@@ -1,0 +1,310 @@
+"""The Workspace: one config file's world, built once per Dagster run or CLI command.
+
+It holds the validated config, the judge and its fingerprint, the paths of this split, and
+cached loaders for everything the pipeline reads: the benchmark and the baseline's canonical
+predictions (parsed once), the other runs' outcomes, the signal rows, the split problem and the
+frozen files. The assets, the checks and every command go through it; nothing else opens the
+benchmark, the harness db or the signal store. Nothing is cached beyond one run or command:
+the Dagster resource builds a new one for each run (``defs/resources.py``).
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from split_assets.config import LoadedConfig, load_config
+from split_assets.data.benchmark import Benchmark, load_benchmark
+from split_assets.data.harness import CanonicalPrediction, canonical_predictions
+from split_assets.data.outcomes import RunOutcomes, require_runs, run_outcomes
+from split_assets.data.signals import SignalRow, SignalStore
+from split_assets.errors import ConfigError, InputError
+from split_assets.split.layout import SplitFiles
+
+if TYPE_CHECKING:
+    from split_assets.data.harness import TraceStep
+    from split_assets.data.store import Skill, VideoTree
+    from split_assets.diagnosis.cases import CaseSource
+    from split_assets.diagnosis.plan import DiagnosisPlan
+    from split_assets.fingerprint import Fingerprint
+    from split_assets.judge import Judge
+    from split_assets.split.problem import SplitProblem
+
+
+class Workspace:
+    """A config file and what it describes; each loader runs at most once."""
+
+    def __init__(self, config_path: Path | str | None = None,
+                 loaded: LoadedConfig | None = None) -> None:
+        self._path = Path(config_path) if config_path is not None else None
+        if loaded is not None:
+            self.__dict__["loaded"] = loaded
+        self._rows: list[SignalRow] | None = None
+        self._problem: SplitProblem | None = None
+
+    @classmethod
+    def open(cls, config_path: Path | str | None = None) -> Workspace:
+        """Load and validate the config now (a bad config fails here, with one line)."""
+        return cls(loaded=load_config(config_path))
+
+    # ---------------------------------------------------------------- config ------------
+
+    @cached_property
+    def loaded(self) -> LoadedConfig:
+        return load_config(self._path)
+
+    @property
+    def config_path(self) -> Path:
+        return self.loaded.path
+
+    @cached_property
+    def judge(self) -> Judge:
+        from split_assets.judge import build_judge
+
+        return build_judge(self.loaded.config.diag)
+
+    @cached_property
+    def fingerprint(self) -> Fingerprint:
+        from split_assets.fingerprint import compute_fingerprint
+
+        return compute_fingerprint(self.loaded, self.judge)
+
+    @property
+    def run_id(self) -> str:
+        return self.loaded.config.video_split.baseline_run_id
+
+    @cached_property
+    def split_id(self) -> str:
+        from split_assets.split.freeze import split_id
+
+        vs = self.loaded.config.video_split
+        return split_id(vs.baseline_run_id, vs.identity())
+
+    @property
+    def out_dir(self) -> Path:
+        return self.loaded.paths.out_dir / self.fingerprint.key / self.split_id
+
+    @property
+    def files(self) -> SplitFiles:
+        """pools.json, split_manifest.json and evaluation.json of this split."""
+        return SplitFiles(self.out_dir)
+
+    def check_partition(self, partition_key: str) -> Workspace:
+        """A partition must be the fingerprint of the config it is materialized with."""
+        if partition_key != self.fingerprint.key:
+            raise ConfigError(
+                f"partition {partition_key} is not the fingerprint of the current config "
+                f"({self.fingerprint.key})", str(self.loaded.path),
+                f"materialize partition {self.fingerprint.key} (register it with "
+                "'split-assets fingerprint --register') or restore the config that made "
+                f"{partition_key}")
+        return self
+
+    # ---------------------------------------------------------------- inputs ------------
+
+    @cached_property
+    def benchmark(self) -> Benchmark:
+        """The benchmark, with floor_k keys and balance fields checked against it."""
+        vs = self.loaded.config.video_split
+        benchmark = load_benchmark(self.loaded.paths.questions_dir, vs.difficulty_field)
+        check_floor_keys(vs.floor_k, benchmark.task_types)
+        from split_assets.split.inputs import balance_values
+
+        balance_values(benchmark, vs.balance)
+        return benchmark
+
+    @cached_property
+    def predictions(self) -> list[CanonicalPrediction]:
+        """The baseline's canonical predictions, one per benchmark question."""
+        vs = self.loaded.config.video_split
+        return canonical_predictions(self.loaded.paths.harness_db, vs.baseline_run_id,
+                                     self.benchmark, vs.infra_stop_reasons,
+                                     vs.missing_predictions)
+
+    def outcomes(self, run_id: str, role: str, where: str) -> RunOutcomes:
+        """Another run's outcome per question (``data/outcomes.py``: one rule for all)."""
+        return self._outcomes_of((run_id,), role, where)[run_id]
+
+    def _outcomes_of(self, runs: tuple[str, ...], role: str,
+                     where: str) -> dict[str, RunOutcomes]:
+        cache: dict[str, RunOutcomes] = self.__dict__.setdefault("_outcomes", {})
+        db = self.loaded.paths.harness_db
+        require_runs(db, [r for r in runs if r not in cache], role, where,
+                     f"import it: split-assets import predictions --jsonl FILE --run-id RUN "
+                     f"--workspace DIR (or remove it from {where})")
+        infra = self.loaded.config.video_split.infra_stop_reasons
+        for run in runs:
+            if run not in cache:
+                cache[run] = run_outcomes(db, run, self.benchmark, infra)
+        return {run: cache[run] for run in runs}
+
+    @cached_property
+    def reference_evidence(self) -> dict[str, tuple[bool | None, ...]]:
+        """Per question, one entry per ``diag.reference_runs`` run: True wrong, False correct,
+        None no evidence (not answered, or INFRA)."""
+        runs = tuple(self.loaded.config.diag.reference_runs)
+        if not runs:
+            return {}
+        per_run = [o.defect_evidence()
+                   for o in self._outcomes_of(runs, "reference", "diag.reference_runs").values()]
+        return {qid: tuple(e.get(qid) for e in per_run) for qid in self.benchmark.by_id}
+
+    def control_outcomes(self) -> dict[str, bool | None] | None:
+        """The control run's correctness per question, or None when no
+        ``evaluation.control_run`` is set or it is not in the harness db (yet)."""
+        from split_assets.data.harness import run_ids
+
+        run = self.loaded.config.evaluation.control_run
+        if run is None or run not in run_ids(self.loaded.paths.harness_db):
+            return None
+        return self.outcomes(run, "control", "evaluation.control_run").correct
+
+    # ---------------------------------------------------------------- signals -----------
+
+    @contextmanager
+    def store(self, read_only: bool = False, required: bool = False) -> Iterator[SignalStore]:
+        """The signal store; a read-only one creates nothing (the dry run, verify)."""
+        path = self.loaded.paths.signals_db
+        store = (SignalStore.for_reading(path, required=required) if read_only
+                 else SignalStore(path))
+        try:
+            yield store
+        finally:
+            store.close()
+
+    def signal_rows(self, required: bool = False) -> list[SignalRow]:
+        """This partition's signal rows (read once until the next write through here);
+        ``required``: a missing store is an error, not an empty one."""
+        if self._rows is None:
+            with self.store(read_only=True, required=required) as store:
+                self._rows = store.rows(self.run_id, self.fingerprint.key)
+        return self._rows
+
+    def signals_changed(self) -> None:
+        """Forget the rows and what was derived from them (after a write)."""
+        self._rows = None
+        self._problem = None
+        self.__dict__.pop("input_digests", None)
+
+    def diagnosis_plan(self, store: SignalStore) -> DiagnosisPlan:
+        """What a run diagnoses now: the dry run prints it, the run does it."""
+        from split_assets.diagnosis.plan import plan_diagnosis
+
+        return plan_diagnosis(self.predictions,
+                              store.done_question_ids(self.run_id, self.fingerprint.key),
+                              self.settled_degraded())
+
+    def case_source(self, preds: list[CanonicalPrediction]) -> CaseSource:
+        """The judge's view of ``preds`` (a missing trace or tree fails here)."""
+        from split_assets.diagnosis.cases import CaseSource
+
+        return CaseSource(self, preds)
+
+    def settled_degraded(self) -> frozenset[str]:
+        """Degraded questions the split already frozen for this config accepted
+        (``--allow-degraded``): its manifest lists them."""
+        files = self.files
+        if not files.pools.is_file() or not files.manifest.is_file():
+            return frozenset()
+        try:
+            degraded = json.loads(files.manifest.read_bytes()).get("degraded_question_ids", [])
+        except (OSError, ValueError):
+            return frozenset()
+        return frozenset(str(q) for q in degraded) if isinstance(degraded, list) else frozenset()
+
+    # ---------------------------------------------------------------- split -------------
+
+    def problem(self) -> SplitProblem:
+        """The split problem of the current signal rows."""
+        if self._problem is None:
+            from split_assets.split.inputs import split_problem
+
+            self._problem = split_problem(self.predictions, self.signal_rows(), self.benchmark,
+                                          self.loaded.config.video_split,
+                                          str(self.loaded.paths.signals_db),
+                                          self.fingerprint.key)
+        return self._problem
+
+    @cached_property
+    def input_digests(self) -> dict[str, str]:
+        """Digests of the inputs the split consumed, none depending on file or row order."""
+        from split_assets.split.inputs import input_digests
+
+        full = self.loaded.config.diag.context == "full"
+        return input_digests(self.benchmark, self.predictions, self.signal_rows(),
+                             self._context_digests if full else None)
+
+    def _context_digests(self, videos: list[str]) -> dict[str, str]:
+        from split_assets.data.store import skills_digest
+        from split_assets.lib.canonical import digest_of
+
+        return {"skills": skills_digest(self.skills),
+                "trees": digest_of({v: self.tree(v).digest for v in videos})}
+
+    # ---------------------------------------------------------------- judge context -----
+
+    @cached_property
+    def skills(self) -> list[Skill]:
+        from split_assets.data.store import load_skills
+
+        return load_skills(self.loaded.paths.store_dir, self.loaded.config.diag.skills_version)
+
+    def tree(self, video_id: str) -> VideoTree:
+        """A video's tree, parsed on first use."""
+        from split_assets.data.store import load_tree
+
+        trees: dict[str, VideoTree] = self.__dict__.setdefault("_trees", {})
+        if video_id not in trees:
+            trees[video_id] = load_tree(self.loaded.paths.store_dir, video_id)
+        return trees[video_id]
+
+    def traces(self, question_ids: list[str]) -> dict[str, list[TraceStep]]:
+        """The baseline's traces of these questions (each read once)."""
+        from split_assets.data.harness import load_traces
+
+        cache: dict[str, list[TraceStep]] = self.__dict__.setdefault("_traces", {})
+        wanted = [q for q in question_ids if q not in cache]
+        if wanted:
+            found = load_traces(self.loaded.paths.harness_db, self.run_id, wanted)
+            cache.update((q, found.get(q, [])) for q in wanted)
+        return {q: cache[q] for q in question_ids}
+
+    def config_snapshot(self) -> dict[str, Any]:
+        """The config as run, paths relative to the config file's folder."""
+        snap = self.loaded.config.model_dump(mode="json")
+        paths = self.loaded.paths
+        snap["paths"] = {name: self.loaded.relative(getattr(paths, name))
+                         for name in ("questions_dir", "harness_db", "store_dir", "signals_db",
+                                      "out_dir")}
+        if snap["diag"].get("prompts_dir") is None:
+            snap["diag"]["prompts_dir"] = "(shipped)"
+        return snap
+
+    def frozen_manifest(self) -> dict[str, Any]:
+        """The manifest of this split's frozen files (an error when nothing is frozen)."""
+        files = self.files
+        if not files.pools.is_file() or not files.manifest.is_file():
+            raise InputError(f"no frozen split at {files.folder}", str(self.loaded.path),
+                             f"freeze it first: split-assets run --config {self.loaded.path}")
+        try:
+            return json.loads(files.manifest.read_bytes())
+        except ValueError:
+            raise InputError(f"{files.manifest.name} is not a manifest written by split-assets",
+                             str(files.manifest), "restore it from the run that froze the split"
+                             ) from None
+
+
+def check_floor_keys(floor_k: dict[str, int], task_types: list[str]) -> None:
+    """Every floor_k key must be a task type of the benchmark (a typo would silently floor 0)."""
+    for key in sorted(floor_k):
+        if key not in task_types:
+            close = difflib.get_close_matches(key, task_types, n=3, cutoff=0.4)
+            hint = (f"did you mean {' or '.join(repr(c) for c in close)}?" if close
+                    else f"task types are: {', '.join(task_types)}")
+            raise ConfigError(f"floor_k names task type {key!r}, which is not in the benchmark",
+                              "video_split.floor_k", hint)

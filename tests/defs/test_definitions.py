@@ -1,0 +1,108 @@
+"""The code location as Dagster sees it, snapshot-tested: an accidental graph change shows up
+as a diff. Refresh deliberately with ``make update_snapshot``."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from conftest import edit_config
+from dagster import AssetKey, DynamicPartitionsDefinition
+
+from split_assets.definitions import SPLIT_JOB, make_definitions
+
+SNAPSHOT = Path(__file__).parents[1] / "snapshots" / "definitions.json"
+
+
+def describe() -> dict:
+    defs = make_definitions("unused.yaml")
+    graph = defs.resolve_asset_graph()
+    assets = {}
+    for key in sorted(graph.get_all_asset_keys(), key=lambda k: k.to_user_string()):
+        node = graph.get(key)
+        partitions = node.partitions_def
+        assert isinstance(partitions, DynamicPartitionsDefinition)
+        assets[key.to_user_string()] = {
+            "deps": sorted(k.to_user_string() for k in node.parent_keys),
+            "partitions": partitions.name,
+            "group": node.group_name,
+        }
+    checks = {}
+    for check_key in sorted(graph.asset_check_keys, key=lambda k: k.name):
+        spec = graph.get_check_spec(check_key)
+        checks[check_key.name] = {"asset": check_key.asset_key.to_user_string(),
+                                  "blocking": spec.blocking}
+    job = defs.resolve_job_def(SPLIT_JOB)
+    return {"assets": assets, "checks": checks,
+            "jobs": sorted(j.name for j in defs.resolve_all_job_defs()
+                           if not j.name.startswith("__")),
+            "executor": job.executor_def.name,
+            "resources": sorted(defs.resources or {})}
+
+
+def test_definitions_match_snapshot() -> None:
+    current = describe()
+    if os.environ.get("UPDATE_SNAPSHOT"):
+        SNAPSHOT.write_text(json.dumps(current, indent=2, sort_keys=True) + "\n")
+    assert current == json.loads(SNAPSHOT.read_text())
+
+
+def test_graph_shape() -> None:
+    current = describe()
+    assert list(current["assets"]) == ["candidate_evaluation", "canonical_predictions",
+                                       "diagnosis_signals", "frozen_pools", "infra_t0_signals",
+                                       "trainval_selection"]
+    assert current["assets"]["candidate_evaluation"]["deps"] == ["frozen_pools"]
+    assert {a["partitions"] for a in current["assets"].values()} == {"diag_fingerprint"}
+    assert current["assets"]["frozen_pools"]["deps"] == ["trainval_selection"]
+    assert set(current["assets"]["trainval_selection"]["deps"]) == {
+        "canonical_predictions", "diagnosis_signals", "infra_t0_signals"}
+    assert set(current["checks"]) == {"mcnemar_power", "pools_disjoint", "pools_cover_benchmark",
+                                      "videos_atomic", "floors_met", "test_within_epsilon",
+                                      "pools_sha256_matches"}
+    assert all(c["blocking"] and c["asset"] == "frozen_pools" for c in current["checks"].values())
+    assert current["executor"] == "in_process"
+
+
+def test_partition_key_must_match_config_fingerprint(small_workspace: Path) -> None:
+    from dagster import DagsterInstance
+
+    from split_assets.defs.instance import register_partition
+
+    instance = DagsterInstance.get()
+    register_partition(instance, "fp-000000000000")
+    job = make_definitions(small_workspace).resolve_job_def(SPLIT_JOB)
+    result = job.execute_in_process(instance=instance, partition_key="fp-000000000000",
+                                    raise_on_error=False)
+    assert not result.success
+    failure = next(e for e in result.all_events if e.event_type_value == "STEP_FAILURE")
+    # an expected error is the step's one-line failure description, not a stack trace
+    message = failure.step_failure_data.user_failure_data.description
+    assert "partition fp-000000000000 is not the fingerprint of the current config" in message
+    assert failure.step_failure_data.user_failure_data.metadata["exit_code"].value == 2
+    assert not instance.get_latest_materialization_event(AssetKey("canonical_predictions"))
+
+
+def test_each_run_reads_the_config_afresh(small_workspace: Path) -> None:
+    """The code location's resource builds a new Workspace per run: a config edited between two
+    runs of the same loaded definitions (a long-lived code server) is seen by the second."""
+    from dagster import DagsterInstance
+
+    from split_assets.defs.instance import register_partition
+    from split_assets.workspace import Workspace
+
+    instance = DagsterInstance.get()
+    key = Workspace.open(small_workspace).fingerprint.key
+    register_partition(instance, key)
+    job = make_definitions(small_workspace).resolve_job_def(SPLIT_JOB)
+    selection = [AssetKey("canonical_predictions")]
+    assert job.execute_in_process(instance=instance, partition_key=key,
+                                  asset_selection=selection).success
+    edit_config(small_workspace, diag={"model": "rules-v2"})  # a new judge: a new fingerprint
+    result = job.execute_in_process(instance=instance, partition_key=key,
+                                    asset_selection=selection, raise_on_error=False)
+    assert not result.success
+    failure = next(e for e in result.all_events if e.event_type_value == "STEP_FAILURE")
+    assert f"partition {key} is not the fingerprint" in \
+        failure.step_failure_data.user_failure_data.description

@@ -1,0 +1,690 @@
+"""A real local HTTP server that speaks the OpenAI chat-completions API (stdlib only).
+
+Tests and benchmarks use it to drive a governed LLM client through real sockets. It can
+inject retries, ``Retry-After``, connection resets, stalls (timeouts), and malformed or
+schema-invalid answers.
+
+It uses ``asyncio.start_server`` with HTTP/1.1 keep-alive, and needs no per-request threads,
+so a single process handles many concurrent ``openai.AsyncOpenAI`` connections.
+
+In-process use::
+
+    with FakeLLM(latency_s=0.01) as server:
+        server.script(Action("status", status=429, retry_after=1.5), Action("reset"))
+        client = openai.AsyncOpenAI(base_url=server.base_url, api_key="k")
+        ...
+        assert server.statuses == [429, 0, 200]
+
+Foreground use (for example, a benchmark in its own process)::
+
+    python tests/helpers/llm_server.py --port 0 --latency 0.2
+    # stdout: "READY http://127.0.0.1:<port>/v1" ... on SIGTERM/SIGINT: "REQUESTS <n>"
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import hashlib
+import http
+import json
+import math
+import signal
+import sys
+import threading
+import time
+import traceback
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+KINDS = frozenset(
+    {"ok", "status", "reset", "stall_first", "stall_mid", "invalid_json", "schema_invalid", "text"}
+)
+INVALID_JSON_CONTENT = "I think the answer is T2 because"
+SCHEMA_INVALID_CONTENT = '{"tier": "T9", "confidence": 3}'
+STREAM_PIECES = 4
+_MAX_HEADER_BYTES = 1 << 20
+
+
+@dataclass
+class Action:
+    """What the server does with one chat-completions request.
+
+    kind:
+      ``ok``             200 with ``content``, or the default diagnosis JSON if it is None.
+      ``status``         the error ``status`` with an OpenAI-style error body. ``retry_after``
+                         adds a ``Retry-After`` header.
+      ``reset``          aborts the socket without a response (the client sees a connection error).
+      ``stall_first``    sleeps ``stall_s`` before the first body byte. Non-stream: before the
+                         response. Stream: after the headers, before the first chunk.
+      ``stall_mid``      stream: sends 2 pieces, sleeps ``stall_s``, then continues. Non-stream:
+                         sends the headers and half of the body, sleeps, then sends the rest.
+      ``invalid_json``   content is prose, not JSON (``content`` overrides it).
+      ``schema_invalid`` content is JSON that violates the diagnosis schema (``content`` overrides).
+      ``text``           content is ``content`` as given (``""`` if None).
+    """
+
+    kind: str = "ok"
+    status: int = 200
+    retry_after: float | None = None
+    stall_s: float = 0.0
+    content: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"unknown Action kind {self.kind!r}; expected one of {sorted(KINDS)}")
+        if self.kind == "status" and not 100 <= self.status <= 599:
+            raise ValueError(f"invalid status {self.status}")
+
+
+# (request JSON body, 0-based global request index) -> Action. None means the default Action().
+Responder = Callable[[dict, int], "Action | None"]
+
+
+# --------------------------------------------------------------------------- content helpers
+
+
+def message_text(content: Any) -> str:
+    """Get the text of a message ``content`` (a string or a list of content parts)."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(
+            str(part.get("text", "")) if isinstance(part, dict) else str(part) for part in content
+        )
+    return json.dumps(content, sort_keys=True)
+
+
+def last_user_text(body: dict) -> str:
+    for message in reversed(body.get("messages") or []):
+        if isinstance(message, dict) and message.get("role") == "user":
+            return message_text(message.get("content"))
+    return ""
+
+
+def default_diagnosis(body: dict) -> dict:
+    """The valid diagnosis for a request. It depends only on the last user message's text."""
+    digest = hashlib.sha256(last_user_text(body).encode("utf-8")).digest()
+    if digest[0] % 2 == 0:
+        return {
+            "tier": "T2",
+            "error_type": "retrieval",
+            "cause_category": "missed_evidence",
+            "evolution_target": "skill:counting",
+            "rationale": "The answer missed frames that hold the counted objects; "
+            "improving the counting skill should recover them.",
+            "confidence": 0.8,
+        }
+    return {
+        "tier": "T1",
+        "error_type": "retrieval",
+        "cause_category": "missed_evidence",
+        "evolution_target": None,
+        "rationale": "The evidence was retrievable but overlooked; a local fix suffices.",
+        "confidence": 0.8,
+    }
+
+
+def default_content(body: dict) -> str:
+    return json.dumps(default_diagnosis(body))
+
+
+def _split_pieces(content: str, n: int = STREAM_PIECES) -> list[str]:
+    if not content:
+        return [""]
+    size = max(1, math.ceil(len(content) / n))
+    return [content[i : i + size] for i in range(0, len(content), size)]
+
+
+def _error_body(status: int, message: str | None = None) -> dict:
+    if status == 401:
+        err_type, code = "invalid_request_error", "invalid_api_key"
+        message = message or "Incorrect API key provided"
+    elif status == 429:
+        err_type, code = "requests", "rate_limit_exceeded"
+        message = message or "Rate limit reached for requests. Please try again later."
+    elif status == 404:
+        err_type, code = "invalid_request_error", "model_not_found"
+        message = message or "The model does not exist or you do not have access to it."
+    elif status >= 500:
+        err_type, code = "server_error", None
+        message = message or "The server had an error while processing your request."
+    else:
+        err_type, code = "invalid_request_error", None
+        message = message or f"Request failed with status {status}."
+    return {"error": {"message": message, "type": err_type, "param": None, "code": code}}
+
+
+def _reason(status: int) -> str:
+    try:
+        return http.HTTPStatus(status).phrase
+    except ValueError:
+        return "Unknown"
+
+
+def _fmt_seconds(value: float) -> str:
+    return f"{value:g}"
+
+
+# --------------------------------------------------------------------------- server
+
+
+class _Request:
+    __slots__ = ("method", "path", "headers", "body", "keep_alive")
+
+    def __init__(
+        self, method: str, path: str, headers: dict[str, str], body: bytes, keep_alive: bool
+    ) -> None:
+        self.method = method
+        self.path = path
+        self.headers = headers
+        self.body = body
+        self.keep_alive = keep_alive
+
+
+class FakeLLM:
+    """A local OpenAI-compatible chat-completions server. See the module docstring.
+
+    Attributes that tests can read (they are thread-safe to read):
+      ``requests``       each chat-completions request body received, in arrival order.
+      ``statuses``       the status decided for each request (0 for a reset). It has the same index
+                         as ``requests``, and is recorded when the request is admitted.
+      ``request_times``  the ``time.monotonic()`` arrival time of each request (same index).
+    """
+
+    def __init__(
+        self,
+        responder: Responder | None = None,
+        latency_s: float = 0.0,
+        model_reported: str = "fake-model-1",
+        host: str = "127.0.0.1",
+        port: int = 0,
+    ) -> None:
+        self.responder = responder
+        self.latency_s = latency_s
+        self.model_reported = model_reported
+        self.host = host
+        self.port = port
+        self.requests: list[dict] = []
+        self.statuses: list[int] = []
+        self.request_times: list[float] = []
+        self._lock = threading.RLock()
+        self._script: deque[Action] = deque()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._stop_event: asyncio.Event | None = None
+        self._thread: threading.Thread | None = None
+        self._ready = threading.Event()
+        self._start_error: BaseException | None = None
+        self._conns: set[asyncio.Task] = set()
+
+    # ---------------------------------------------------------------- public API
+
+    @property
+    def base_url(self) -> str:
+        host = "127.0.0.1" if self.host in ("", "0.0.0.0") else self.host
+        if ":" in host:
+            host = f"[{host}]"
+        return f"http://{host}:{self.port}/v1"
+
+    def script(self, *actions: Action) -> None:
+        """Queue actions for the next requests. After the queue empties, the responder or default
+        behaviour resumes. Requests rejected for their API key do not use a queued action."""
+        with self._lock:
+            self._script.extend(actions)
+
+    @property
+    def pending_script(self) -> int:
+        with self._lock:
+            return len(self._script)
+
+    def clear(self) -> None:
+        """Forget the recorded requests and statuses, and any pending script."""
+        with self._lock:
+            self.requests.clear()
+            self.statuses.clear()
+            self.request_times.clear()
+            self._script.clear()
+
+    def start(self) -> FakeLLM:
+        """Serve in a daemon thread with its own event loop; returns once listening."""
+        if self._thread is not None:
+            raise RuntimeError("FakeLLM already started")
+        self._ready.clear()
+        self._start_error = None
+        self._thread = threading.Thread(target=self._thread_main, name="FakeLLM", daemon=True)
+        self._thread.start()
+        if not self._ready.wait(10):
+            raise RuntimeError("FakeLLM did not start listening within 10 s")
+        if self._start_error is not None:
+            self._thread.join(5)
+            self._thread = None
+            raise RuntimeError("FakeLLM failed to start") from self._start_error
+        return self
+
+    def stop(self) -> None:
+        thread, loop, stop_event = self._thread, self._loop, self._stop_event
+        if thread is None:
+            return
+        if loop is not None and stop_event is not None:
+            with contextlib.suppress(RuntimeError):  # the loop may have closed already
+                loop.call_soon_threadsafe(stop_event.set)
+        thread.join(10)
+        self._thread = None
+
+    def __enter__(self) -> FakeLLM:
+        return self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+    async def serve_forever(
+        self,
+        on_ready: Callable[[], None] | None = None,
+        install_signal_handlers: bool = False,
+    ) -> None:
+        """Serve on the running loop until ``stop()`` is called (or SIGTERM/SIGINT arrives, if
+        ``install_signal_handlers`` is true)."""
+        loop = asyncio.get_running_loop()
+        self._loop = loop
+        self._stop_event = asyncio.Event()
+        server = await asyncio.start_server(
+            self._handle, self.host, self.port, limit=_MAX_HEADER_BYTES, backlog=1024
+        )
+        self.port = server.sockets[0].getsockname()[1]
+        if install_signal_handlers:
+            for sig in (signal.SIGTERM, signal.SIGINT):
+                loop.add_signal_handler(sig, self._stop_event.set)
+        try:
+            if on_ready is not None:
+                on_ready()
+            await self._stop_event.wait()
+        finally:
+            server.close()
+            conns = list(self._conns)
+            for task in conns:
+                task.cancel()
+            await asyncio.gather(*conns, return_exceptions=True)
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(server.wait_closed(), 5)
+            if install_signal_handlers:
+                for sig in (signal.SIGTERM, signal.SIGINT):
+                    loop.remove_signal_handler(sig)
+
+    # ---------------------------------------------------------------- internals
+
+    def _thread_main(self) -> None:
+        try:
+            asyncio.run(self.serve_forever(on_ready=self._ready.set))
+        except BaseException as exc:  # surfaced to start() if it happened before listening
+            if not self._ready.is_set():
+                self._start_error = exc
+                self._ready.set()
+            else:
+                traceback.print_exc()
+
+    def _admit(self, body: dict, forced_status: int | None = None) -> tuple[int, Action | None]:
+        """Record the request and decide what to do with it. The result has the same index as
+        ``requests``."""
+        with self._lock:
+            index = len(self.requests)
+            self.requests.append(body)
+            self.request_times.append(time.monotonic())
+            if forced_status is not None:
+                self.statuses.append(forced_status)
+                return index, None
+            if self._script:
+                action: Action | None = self._script.popleft()
+            elif self.responder is not None:
+                try:
+                    action = self.responder(body, index)
+                except Exception:
+                    traceback.print_exc()
+                    action = Action("status", status=500)
+            else:
+                action = None
+            if action is None:
+                action = Action()
+            if action.kind == "reset":
+                self.statuses.append(0)
+            elif action.kind == "status":
+                self.statuses.append(action.status)
+            else:
+                self.statuses.append(200)
+            return index, action
+
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        if task is not None:
+            self._conns.add(task)
+        try:
+            while True:
+                request = await self._read_request(reader)
+                if request is None:
+                    break
+                keep = await self._dispatch(request, writer)
+                if not keep or not request.keep_alive:
+                    break
+        except asyncio.CancelledError:
+            # Only stop() cancels connection tasks. Do not re-raise: Python 3.11's
+            # StreamReaderProtocol callback calls task.exception() and logs a spurious traceback.
+            writer.transport.abort()
+        except (
+            ConnectionError,
+            asyncio.IncompleteReadError,
+            asyncio.LimitOverrunError,
+            ValueError,
+            UnicodeDecodeError,
+        ):
+            writer.transport.abort()
+        except Exception:
+            traceback.print_exc()
+            writer.transport.abort()
+        finally:
+            if task is not None:
+                self._conns.discard(task)
+            writer.close()
+
+    async def _read_request(self, reader: asyncio.StreamReader) -> _Request | None:
+        try:
+            head = await reader.readuntil(b"\r\n\r\n")
+        except asyncio.IncompleteReadError:
+            return None  # the peer closed the keep-alive connection
+        lines = head.lstrip(b"\r\n").decode("latin-1").split("\r\n")
+        parts = lines[0].split()
+        if len(parts) != 3:
+            raise ValueError(f"bad request line {lines[0]!r}")
+        method, target, version = parts
+        headers: dict[str, str] = {}
+        for line in lines[1:]:
+            if line:
+                name, _, value = line.partition(":")
+                headers[name.strip().lower()] = value.strip()
+        if "chunked" in headers.get("transfer-encoding", "").lower():
+            body = await self._read_chunked(reader)
+        else:
+            length = int(headers.get("content-length") or 0)
+            body = await reader.readexactly(length) if length > 0 else b""
+        connection = headers.get("connection", "").lower()
+        if version == "HTTP/1.0":
+            keep_alive = "keep-alive" in connection
+        else:
+            keep_alive = "close" not in connection
+        return _Request(method.upper(), target.split("?", 1)[0], headers, body, keep_alive)
+
+    @staticmethod
+    async def _read_chunked(reader: asyncio.StreamReader) -> bytes:
+        chunks = []
+        while True:
+            size_line = await reader.readuntil(b"\r\n")
+            size = int(size_line.split(b";", 1)[0].strip(), 16)
+            if size == 0:
+                while (await reader.readuntil(b"\r\n")) != b"\r\n":  # trailers
+                    pass
+                return b"".join(chunks)
+            chunks.append(await reader.readexactly(size))
+            await reader.readexactly(2)
+
+    async def _dispatch(self, request: _Request, writer: asyncio.StreamWriter) -> bool:
+        path = request.path.rstrip("/")
+        if path in ("/v1/chat/completions", "/chat/completions"):
+            if request.method != "POST":
+                return await self._send_error(writer, 405, request.keep_alive, "Use POST.")
+            return await self._chat(request, writer)
+        if path in ("/v1/models", "/models") and request.method == "GET":
+            payload = {"object": "list", "data": [self._model_object()]}
+            return await self._send_json(writer, 200, payload, request.keep_alive)
+        if path.startswith(("/v1/models/", "/models/")) and request.method == "GET":
+            return await self._send_json(writer, 200, self._model_object(), request.keep_alive)
+        return await self._send_error(
+            writer, 404, request.keep_alive, f"Unknown route {request.method} {request.path}"
+        )
+
+    def _model_object(self) -> dict:
+        return {"id": self.model_reported, "object": "model", "created": 0, "owned_by": "fake"}
+
+    async def _chat(self, request: _Request, writer: asyncio.StreamWriter) -> bool:
+        keep_alive = request.keep_alive
+        try:
+            body = json.loads(request.body or b"{}")
+        except ValueError:
+            body = None
+        if not isinstance(body, dict):
+            self._admit({"_invalid_body": request.body[:200].decode("utf-8", "replace")}, 400)
+            return await self._send_error(writer, 400, keep_alive, "Request body is not JSON.")
+
+        auth = request.headers.get("authorization", "")
+        key = auth[7:].strip() if auth[:7].lower() == "bearer " else ""
+        if not key or key == "bad-key":
+            self._admit(body, 401)
+            await self._sleep(self.latency_s)
+            message = (
+                "Incorrect API key provided"
+                if key
+                else "You didn't provide an API key. Use an Authorization header (Bearer auth)."
+            )
+            if not key:
+                payload = _error_body(401, message)
+                payload["error"]["code"] = None
+                return await self._send_json(writer, 401, payload, keep_alive)
+            return await self._send_error(writer, 401, keep_alive, message)
+
+        index, action = self._admit(body)
+        assert action is not None
+        if action.kind == "reset":
+            writer.transport.abort()
+            return False
+        await self._sleep(self.latency_s)
+        if action.kind == "status":
+            await self._sleep(action.stall_s)
+            extra = []
+            if action.retry_after is not None:
+                extra.append(("Retry-After", _fmt_seconds(action.retry_after)))
+            return await self._send_error(writer, action.status, keep_alive, extra_headers=extra)
+
+        content = self._content_for(action, body)
+        if body.get("stream"):
+            return await self._send_stream(writer, body, index, action, content, keep_alive)
+        return await self._send_completion(writer, body, index, action, content, keep_alive)
+
+    @staticmethod
+    def _content_for(action: Action, body: dict) -> str:
+        if action.kind == "invalid_json":
+            return action.content if action.content is not None else INVALID_JSON_CONTENT
+        if action.kind == "schema_invalid":
+            return action.content if action.content is not None else SCHEMA_INVALID_CONTENT
+        if action.kind == "text":
+            return action.content or ""
+        return action.content if action.content is not None else default_content(body)
+
+    @staticmethod
+    def _usage(body: dict, content: str) -> dict:
+        prompt_chars = sum(
+            len(message_text(m.get("content")))
+            for m in body.get("messages") or []
+            if isinstance(m, dict)
+        )
+        prompt, completion = prompt_chars // 4, len(content) // 4
+        return {
+            "prompt_tokens": prompt,
+            "completion_tokens": completion,
+            "total_tokens": prompt + completion,
+        }
+
+    async def _send_completion(
+        self,
+        writer: asyncio.StreamWriter,
+        body: dict,
+        index: int,
+        action: Action,
+        content: str,
+        keep_alive: bool,
+    ) -> bool:
+        payload = {
+            "id": f"chatcmpl-fake{index:06d}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": self.model_reported,
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": content, "refusal": None},
+                    "logprobs": None,
+                    "finish_reason": "stop",
+                }
+            ],
+            "usage": self._usage(body, content),
+        }
+        data = json.dumps(payload).encode("utf-8")
+        head = self._head(200, "application/json", keep_alive, length=len(data), index=index)
+        if action.kind == "stall_first":
+            await self._sleep(action.stall_s)
+        if action.kind == "stall_mid":
+            half = len(data) // 2
+            writer.write(head + data[:half])
+            await writer.drain()
+            await self._sleep(action.stall_s)
+            writer.write(data[half:])
+        else:
+            writer.write(head + data)
+        await writer.drain()
+        return True
+
+    async def _send_stream(
+        self,
+        writer: asyncio.StreamWriter,
+        body: dict,
+        index: int,
+        action: Action,
+        content: str,
+        keep_alive: bool,
+    ) -> bool:
+        include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+        base: dict[str, Any] = {
+            "id": f"chatcmpl-fake{index:06d}",
+            "object": "chat.completion.chunk",
+            "created": int(time.time()),
+            "model": self.model_reported,
+        }
+        if include_usage:
+            base["usage"] = None
+
+        async def event(data: str) -> None:
+            raw = f"data: {data}\n\n".encode()
+            writer.write(b"%x\r\n%s\r\n" % (len(raw), raw))
+            await writer.drain()
+
+        def chunk(delta: dict, finish_reason: str | None = None) -> str:
+            choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish_reason}
+            return json.dumps({**base, "choices": [choice]})
+
+        writer.write(
+            self._head(
+                200, "text/event-stream; charset=utf-8", keep_alive, index=index, chunked=True
+            )
+        )
+        await writer.drain()
+        if action.kind == "stall_first":
+            await self._sleep(action.stall_s)
+        pieces = _split_pieces(content)
+        stall_at = min(2, len(pieces)) if action.kind == "stall_mid" else -1
+        for i, piece in enumerate(pieces):
+            if i == stall_at:
+                await self._sleep(action.stall_s)
+            delta = {"role": "assistant", "content": piece} if i == 0 else {"content": piece}
+            await event(chunk(delta))
+        if stall_at == len(pieces):
+            await self._sleep(action.stall_s)
+        await event(chunk({}, "stop"))
+        if include_usage:
+            await event(json.dumps({**base, "choices": [], "usage": self._usage(body, content)}))
+        await event("[DONE]")
+        writer.write(b"0\r\n\r\n")
+        await writer.drain()
+        return True
+
+    def _head(
+        self,
+        status: int,
+        content_type: str,
+        keep_alive: bool,
+        *,
+        length: int | None = None,
+        index: int | None = None,
+        chunked: bool = False,
+        extra_headers: list[tuple[str, str]] | None = None,
+    ) -> bytes:
+        lines = [f"HTTP/1.1 {status} {_reason(status)}", f"Content-Type: {content_type}"]
+        if chunked:
+            lines.append("Transfer-Encoding: chunked")
+            lines.append("Cache-Control: no-cache")
+        else:
+            lines.append(f"Content-Length: {length or 0}")
+        lines.append(f"Connection: {'keep-alive' if keep_alive else 'close'}")
+        if index is not None:
+            lines.append(f"x-request-id: req-fake-{index:06d}")
+        for name, value in extra_headers or ():
+            lines.append(f"{name}: {value}")
+        return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+
+    async def _send_json(
+        self,
+        writer: asyncio.StreamWriter,
+        status: int,
+        payload: dict,
+        keep_alive: bool,
+        extra_headers: list[tuple[str, str]] | None = None,
+    ) -> bool:
+        data = json.dumps(payload).encode("utf-8")
+        head = self._head(
+            status, "application/json", keep_alive, length=len(data), extra_headers=extra_headers
+        )
+        writer.write(head + data)
+        await writer.drain()
+        return True
+
+    async def _send_error(
+        self,
+        writer: asyncio.StreamWriter,
+        status: int,
+        keep_alive: bool,
+        message: str | None = None,
+        extra_headers: list[tuple[str, str]] | None = None,
+    ) -> bool:
+        payload = _error_body(status, message)
+        return await self._send_json(writer, status, payload, keep_alive, extra_headers)
+
+    @staticmethod
+    async def _sleep(seconds: float) -> None:
+        if seconds > 0:
+            await asyncio.sleep(seconds)
+
+
+# --------------------------------------------------------------------------- __main__
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Fake OpenAI chat-completions server.")
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--latency", type=float, default=0.0, help="seconds per request")
+    parser.add_argument("--model", default="fake-model-1", help="model name reported")
+    args = parser.parse_args(argv)
+    server = FakeLLM(
+        latency_s=args.latency, model_reported=args.model, host=args.host, port=args.port
+    )
+
+    def ready() -> None:
+        print(f"READY {server.base_url}", flush=True)
+
+    asyncio.run(server.serve_forever(on_ready=ready, install_signal_handlers=True))
+    print(f"REQUESTS {len(server.requests)}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
