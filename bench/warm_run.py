@@ -1,13 +1,17 @@
 """Wall time of a warm ``split-assets run`` of the demo (everything already diagnosed), and how
 many times one run parses the benchmark and the baseline's canonical predictions.
 
-Run: .venv/bin/python bench/warm_run.py [--checkout PATH] [--runs 5]
+Run: .venv/bin/python bench/warm_run.py [--checkout PATH] [--against PATH] [--runs 5]
 
 ``--checkout`` times another checkout of this project (e.g. the commit before a change, made
-with ``git worktree add /tmp/before <rev>``) with this interpreter and its packages: its
-``split_assets`` comes first on PYTHONPATH. Each timed run is a fresh process (start-up counts:
-it is what a user waits for), the median of ``--runs`` is reported. The last line is one JSON
-object: {"checkout", "median_s", "runs_s", "benchmark_parses", "prediction_parses"}.
+with ``git worktree add /tmp/before <rev>``) with this interpreter and its packages (its folder
+is the working directory and first on PYTHONPATH). ``--against`` times a second checkout in the
+same invocation, its runs interleaved with the first's (a noisy machine slows both alike), and
+adds the ratio of the medians. Each timed run is a fresh process (start-up counts: it is what a
+user waits for); the median of ``--runs`` is reported. The last line is one JSON object:
+{"checkout", "median_s", "runs_s", "benchmark_parses", "prediction_parses"} (with
+``--against``: also "against": the same fields for that checkout, and "speedup": its median
+over this one's).
 """
 
 from __future__ import annotations
@@ -52,43 +56,76 @@ def _env(checkout: Path, home: Path) -> dict[str, str]:
 
 
 def _run(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    # cwd is the checkout: ``-m`` and ``-c`` put the working directory first on sys.path
     proc = subprocess.run([sys.executable, *args], env=env, capture_output=True, text=True,
-                          check=False)
+                          check=False, cwd=env["PYTHONPATH"].split(os.pathsep)[0])
     if proc.returncode != 0:
         sys.exit(f"bench: {' '.join(args[:3])} failed:\n{proc.stderr[-3000:]}")
     return proc
 
 
+class _Checkout:
+    """One checkout's demo workspace and Dagster home, diagnosed once (a cold run)."""
+
+    def __init__(self, checkout: Path, tmp: Path) -> None:
+        self.checkout = checkout
+        home = tmp / "dagster_home"
+        home.mkdir(parents=True)
+        (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n", encoding="utf-8")
+        self.env = _env(checkout, home)
+        ws = tmp / "ws"
+        build = ("from pathlib import Path; from split_assets.demo import build_workspace; "
+                 f"build_workspace(Path({str(ws)!r}))")
+        _run(self.env, "-c", build)
+        self.config = str(ws / "video_split.yaml")
+        self.cli = ["-m", "split_assets.cli", "run", "--config", self.config,
+                    "--generated-at", PIN]
+        _run(self.env, *self.cli)  # cold: diagnoses everything once
+        self.times: list[float] = []
+
+    def timed_run(self) -> None:
+        started = time.perf_counter()
+        _run(self.env, *self.cli)
+        self.times.append(round(time.perf_counter() - started, 3))
+
+    def result(self) -> dict[str, object]:
+        counted = _run(self.env, "-c", _COUNT, self.config, PIN).stdout.split("COUNTS", 1)[1]
+        benchmark, predictions = counted.split()[:2]
+        return {"checkout": str(self.checkout), "median_s": statistics.median(self.times),
+                "runs_s": self.times, "benchmark_parses": int(benchmark),
+                "prediction_parses": int(predictions)}
+
+
+def _say(result: dict[str, object]) -> None:
+    print(f"warm split-assets run of the demo in {result['checkout']}: median "
+          f"{result['median_s']} s over {len(result['runs_s'])} runs; benchmark parsed "
+          f"{result['benchmark_parses']}x, canonical predictions {result['prediction_parses']}x "
+          "per run", file=sys.stderr)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--checkout", type=Path, default=ROOT)
+    parser.add_argument("--against", type=Path, help="a second checkout, timed interleaved")
     parser.add_argument("--runs", type=int, default=5)
     args = parser.parse_args()
-    checkout = args.checkout.resolve()
     with tempfile.TemporaryDirectory() as tmp:
-        home = Path(tmp) / "dagster_home"
-        home.mkdir()
-        (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n", encoding="utf-8")
-        env = _env(checkout, home)
-        ws = Path(tmp) / "ws"
-        build = ("from pathlib import Path; from split_assets.demo import build_workspace; "
-                 f"build_workspace(Path({str(ws)!r}))")
-        _run(env, "-c", build)
-        config = str(ws / "video_split.yaml")
-        cli = ["-m", "split_assets.cli", "run", "--config", config, "--generated-at", PIN]
-        _run(env, *cli)  # cold: diagnoses everything once
-        times = []
+        trees = [_Checkout(args.checkout.resolve(), Path(tmp) / "a")]
+        if args.against is not None:
+            trees.append(_Checkout(args.against.resolve(), Path(tmp) / "b"))
         for _ in range(args.runs):
-            started = time.perf_counter()
-            _run(env, *cli)
-            times.append(round(time.perf_counter() - started, 3))
-        counted = _run(env, "-c", _COUNT, config, PIN).stdout.split("COUNTS", 1)[1].split()
-    result = {"checkout": str(checkout), "median_s": statistics.median(times), "runs_s": times,
-              "benchmark_parses": int(counted[0]), "prediction_parses": int(counted[1])}
-    print(f"warm split-assets run of the demo in {checkout}: median {result['median_s']} s "
-          f"over {args.runs} runs; benchmark parsed {result['benchmark_parses']}x, canonical "
-          f"predictions {result['prediction_parses']}x per run", file=sys.stderr)
-    print(json.dumps(result))
+            for tree in trees:
+                tree.timed_run()
+        results = [tree.result() for tree in trees]
+    for result in results:
+        _say(result)
+    out = results[0]
+    if len(results) == 2:
+        out = {**out, "against": results[1],
+               "speedup": round(results[1]["median_s"] / out["median_s"], 3)}
+        print(f"speedup: {out['speedup']}x ({results[1]['checkout']} over {out['checkout']})",
+              file=sys.stderr)
+    print(json.dumps(out))
 
 
 if __name__ == "__main__":
