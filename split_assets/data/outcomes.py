@@ -1,7 +1,7 @@
 """Another run's outcome per question -- a reference run of the rules judge, a candidate, the
-control run -- decided by one rule: scored exactly like the baseline (an INFRA answer, i.e. an
-execution failure or an answer without a letter, counts as wrong), a question the run did not
-answer has no outcome."""
+control run -- decided by one rule: scored exactly like the baseline (the extracted letter
+against the answer: an INFRA answer, which is a wrong one that failed to execute or has no
+letter, counts as wrong), and a question the run did not answer has no outcome."""
 
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ from split_assets.errors import InputError
 
 @dataclass(frozen=True)
 class RunOutcomes:
-    """One run's answers: ``correct[q]`` True / False (INFRA scored wrong, like the baseline),
-    None where the run has no prediction; ``infra``: the questions it answered as INFRA."""
+    """One run's answers: ``correct[q]`` True / False (scored like the baseline), None where
+    the run has no prediction; ``infra``: the questions it answered as INFRA."""
 
     run_id: str
     correct: dict[str, bool | None]

@@ -273,9 +273,14 @@ def test_a_degraded_diagnosis_freezes_nothing_until_it_is_diagnosed(
 
     degraded = json.loads(Path(lines["manifest"]).read_bytes())["degraded_question_ids"]
     assert len(degraded) == 1
-    # settled: later runs, flag or not, never send it again, and the split stays as frozen
+    # settled: later runs, flag or not, never send it again, and the split stays as frozen;
+    # the dry run's plan says so (it used to count the settled question as to diagnose)
     frozen = Path(lines["pools"]).read_bytes()
     before = len(server.requests)
+    code, plan = run_in_process(allowed, "--dry-run")
+    assert code == 0
+    assert (plan["to_diagnose"], plan["settled_degraded"], plan["estimated_calls"]) == \
+        ("0", "1", "0")
     code, lines = run_in_process(allowed)
     assert code == 0 and len(server.requests) == before
     assert Path(lines["pools"]).read_bytes() == frozen
