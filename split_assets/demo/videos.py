@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -69,28 +69,36 @@ def _assign_task_types(rng: np.random.Generator, n_videos: int) -> list[list[str
     return out
 
 
+def _draw_type(rng: np.random.Generator, remaining: list[int], eligible: Callable[[int], bool],
+               take: int) -> int | None:
+    """A task type drawn by its remaining count among the eligible ones (None when there is
+    none), its count lowered by ``take``."""
+    weights = [c if eligible(c) else 0 for c in remaining]
+    if sum(weights) == 0:
+        return None
+    t = weighted_index(rng, weights)
+    remaining[t] -= take
+    return t
+
+
 def _try_assign_types(
     rng: np.random.Generator, counts: list[int], n1: int, n2: int, n3: int
 ) -> list[list[int]] | None:
     remaining = list(counts)
     videos: list[list[int]] = []
     for _ in range(n1):
-        weights = [c if c >= 3 else 0 for c in remaining]
-        if sum(weights) == 0:
+        t = _draw_type(rng, remaining, lambda c: c >= 3, 3)
+        if t is None:
             return None
-        t = weighted_index(rng, weights)
-        remaining[t] -= 3
         videos.append([t, t, t])
     for _ in range(n2):
-        weights = [c if c >= 2 else 0 for c in remaining]
-        if sum(weights) == 0:
+        t = _draw_type(rng, remaining, lambda c: c >= 2, 2)
+        if t is None:
             return None
-        t = weighted_index(rng, weights)
-        remaining[t] -= 2
-        others = [c if j != t else 0 for j, c in enumerate(remaining)]
-        if sum(others) == 0:
+        u = _draw_type(rng, [c if j != t else 0 for j, c in enumerate(remaining)],
+                       lambda c: True, 0)
+        if u is None:
             return None
-        u = weighted_index(rng, others)
         remaining[u] -= 1
         videos.append([t, t, u])
     if max(remaining, default=0) > n3:
