@@ -4,6 +4,7 @@ functions, Dagster only in ``defs/`` (and the ``definitions`` entry point that a
 from __future__ import annotations
 
 import ast
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -45,10 +46,21 @@ def test_only_defs_imports_dagster() -> None:
     assert importers == {"defs", "definitions.py"}
 
 
-def test_the_core_loads_without_dagster_or_scipy_stats() -> None:
+def _imported(modules: str, *watched: str) -> list[str]:
+    code = (f"import json, sys, {modules}; "
+            f"print(json.dumps(sorted(m for m in {watched!r} if m in sys.modules)))")
+    return json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True,
+                                     text=True, check=True).stdout)
+
+
+def test_the_core_loads_without_dagster_or_scipy() -> None:
     """A command that fails early (or never launches a run) does not pay for those imports."""
-    code = ("import sys, split_assets.cli, split_assets.workspace, split_assets.diagnosis.runner;"
-            " print(sorted(m for m in ('dagster', 'scipy.stats') if m in sys.modules))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True).stdout
-    assert out.strip() == "[]"
+    assert _imported("split_assets.cli, split_assets.workspace, split_assets.diagnosis.runner",
+                     "dagster", "scipy") == []
+
+
+def test_a_warm_run_needs_no_scipy() -> None:
+    """scipy (about 1 s to import) loads only for what needs it: the MILP fallback and the
+    class LP of the selection, the tests of ``compare``."""
+    assert _imported("split_assets.definitions, split_assets.split.selection, "
+                     "split_assets.evaluation.power", "scipy") == []

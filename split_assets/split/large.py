@@ -21,7 +21,6 @@ then uses the exact path of ``selection.py``).
 from __future__ import annotations
 
 import numpy as np
-from scipy.optimize import linprog
 
 _CANDIDATES = 384
 _MAX_SWAPS = 2_000
@@ -68,6 +67,8 @@ def select_by_class(counts: np.ndarray, sizes: np.ndarray, t2: np.ndarray, floor
 
 def _lp_start(y: np.ndarray, ct2: np.ndarray, cap: np.ndarray, mult: np.ndarray,
               n_test: int) -> np.ndarray | None:
+    from scipy.optimize import linprog  # 0.5 s to import: only for the class LP
+
     k, d = y.shape
     scale = np.abs(y).max() or 1.0
     ys = y / scale

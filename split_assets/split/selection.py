@@ -17,7 +17,6 @@ import random
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import Bounds, LinearConstraint, milp
 
 from split_assets.errors import InfeasibleSplitError
 from split_assets.split.large import select_by_class
@@ -320,6 +319,8 @@ def _floor_rows(m: _Matrix) -> tuple[list, list, list]:
 
 def _milp_feasible(m: _Matrix, bounds: list[_Bound]) -> np.ndarray | None:
     """An exact feasibility MILP (HiGHS, no time limit) of the floors and ``bounds``."""
+    from scipy.optimize import Bounds, LinearConstraint, milp  # 0.5 s: only when needed
+
     counts, sizes, t2 = m.counts, m.sizes, m.t2
     rows, lower, upper = _floor_rows(m)
     for b in bounds:
@@ -349,6 +350,8 @@ def _best_alone(m: _Matrix, bound: _Bound) -> float | None:
     """The smallest |deviation| of one column that the floors and n_trainval allow, ignoring
     every other bound: minimise d with -d <= a.(1 - x) <= d, a = count - global share * size
     (HiGHS, a node limit, never a clock). None when no split meets the floors."""
+    from scipy.optimize import Bounds, LinearConstraint, milp
+
     rows, lower, upper = _floor_rows(m)
     k = len(m.t2)
     cnt, size = m.counts[:, bound.column].astype(float), m.sizes.astype(float)
