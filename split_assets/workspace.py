@@ -164,6 +164,20 @@ class Workspace:
             return None
         return self.outcomes(run, "control", "evaluation.control_run").correct
 
+    def power_reruns(self) -> list[tuple[str, dict[str, bool | None]]]:
+        """The re-runs that show how answers move by chance (``evaluation/power.py``): the
+        control run if it is in the harness db, else each reference run, scored alike."""
+        from split_assets.evaluation.power import CONTROL
+
+        control = self.control_outcomes()
+        if control is not None:
+            return [(CONTROL, control)]
+        runs = tuple(self.loaded.config.diag.reference_runs)
+        if not runs:
+            return []
+        scored = self._outcomes_of(runs, "reference", "diag.reference_runs")
+        return [(f"reference run {i}", scored[run].correct) for i, run in enumerate(runs, 1)]
+
     # ---------------------------------------------------------------- signals -----------
 
     @contextmanager

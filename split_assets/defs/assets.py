@@ -107,8 +107,7 @@ class SelectionResult:
     problem: SplitProblem
     selection: Selection
     input_digests: dict[str, str]
-    reference_wrong: dict[str, tuple[bool | None, ...]]
-    control: dict[str, bool | None] | None
+    reruns: list[tuple[str, dict[str, bool | None]]]  # for the power figures
 
 
 @asset(partitions_def=diag_fingerprint_partitions, group_name=GROUP,
@@ -128,8 +127,7 @@ def trainval_selection(context: AssetExecutionContext, split_config: SplitConfig
     floors = [[t, k, t2.get(t, 0), "yes" if t2.get(t, 0) >= k else "NO"]
               for t, k in sorted(problem.floor_k.items())]
     dev = deviation_rows(problem, test_qs)
-    result = SelectionResult(problem, selection, ws.input_digests, ws.reference_evidence,
-                             ws.control_outcomes())
+    result = SelectionResult(problem, selection, ws.input_digests, ws.power_reruns())
     return Output(result, metadata={
         "trainval_videos": len(selection.trainval),
         "test_videos": len(selection.test),
@@ -162,8 +160,8 @@ def frozen_pools(context: AssetExecutionContext, split_config: SplitConfigResour
     generated_at = context.run.tags.get(GENERATED_AT_TAG) or utc_now()
     vs = ws.loaded.config.video_split
     degraded = sorted(q.question_id for q in problem.questions if q.degraded)
-    power = pool_power(problem, frozen.videos, trainval_selection.reference_wrong,
-                       ws.loaded.config.evaluation.discordance, trainval_selection.control)
+    power = pool_power(problem, frozen.videos, trainval_selection.reruns,
+                       ws.loaded.config.evaluation.discordance)
     doc = manifest(problem, frozen, generated_at=generated_at, split=ws.split_id,
                    fingerprint=ws.fingerprint.key,
                    fingerprint_components=ws.fingerprint.components,

@@ -17,23 +17,17 @@ from split_assets.evaluation.mcnemar import power_summary
 from split_assets.split.problem import SplitProblem
 
 DEFAULT_DISCORDANCE = 0.15
+CONTROL = "the control run"
 ALPHA, POWER = 0.05, 0.8
 
 
 def pool_power(problem: SplitProblem, videos: dict[str, tuple[str, ...]],
-               reference_wrong: dict[str, tuple[bool | None, ...]],
-               discordance: float | None,
-               control: dict[str, bool | None] | None = None) -> dict[str, Any]:
-    """``{"validation": {...}, "test": {...}}`` power summaries."""
-    reruns: list[tuple[str, dict[str, bool | None]]] = []
-    if control is not None:
-        reruns.append(("the control run", control))
-    else:
-        runs = len(next(iter(reference_wrong.values()), ()))
-        for r in range(runs):
-            reruns.append((f"reference run {r + 1}",
-                           {q: (None if w[r] is None else not w[r])
-                            for q, w in reference_wrong.items()}))
+               reruns: list[tuple[str, dict[str, bool | None]]],
+               discordance: float | None) -> dict[str, Any]:
+    """``{"validation": {...}, "test": {...}}`` power summaries. ``reruns``: (name, correctness
+    per question, None where unanswered) of the control run, else of each reference run, scored
+    like the baseline (``data/outcomes.py``); empty when there is none."""
+    control = bool(reruns) and reruns[0][0] == CONTROL
     out: dict[str, Any] = {}
     for pool in ("validation", "test"):
         per_video = [problem.videos[v] for v in videos[pool]]
@@ -48,7 +42,7 @@ def pool_power(problem: SplitProblem, videos: dict[str, tuple[str, ...]],
             psi, source = discordance, "evaluation.discordance"
         elif shares and sum(shares) > 0:
             psi = sum(shares) / len(shares)
-            source = (f"measured: baseline vs {reruns[0][0]}" if control is not None
+            source = (f"measured: baseline vs {reruns[0][0]}" if control
                       else f"measured: baseline vs {len(shares)} reference run(s)")
         else:
             psi, source = DEFAULT_DISCORDANCE, ("assumed (no control or reference run; set "

@@ -50,3 +50,17 @@ def test_a_run_not_in_the_harness_db_is_one_line(small_workspace: Path) -> None:
     ws = Workspace.open(small_workspace)
     with pytest.raises(InputError, match=r"candidate run 'nope' not in the harness database"):
         ws.outcomes("nope", "candidate", "--candidate")
+
+
+def test_power_scores_every_rerun_alike(small_workspace: Path) -> None:
+    """The power figures' re-runs (the control run, else the reference runs) are scored like
+    the baseline: an INFRA answer is a wrong answer there too, not a missing one."""
+    ws = Workspace.open(small_workspace)
+    right = [p.question_id for p in ws.predictions if p.correct and not p.infra]
+    _copy_run(small_workspace, "ref1", [right[0], right[1]], right[2])
+    edit_config(small_workspace, diag={"reference_runs": ["ref1"]})
+    (name, scored), = Workspace.open(small_workspace).power_reruns()
+    assert name == "reference run 1"
+    assert (scored[right[0]], scored[right[1]], scored[right[2]]) == (False, True, None)
+    edit_config(small_workspace, evaluation={"control_run": "ref1"})
+    assert [n for n, _ in Workspace.open(small_workspace).power_reruns()] == ["the control run"]
