@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 from conftest import edit_config
@@ -106,3 +107,24 @@ def test_each_run_reads_the_config_afresh(small_workspace: Path) -> None:
     failure = next(e for e in result.all_events if e.event_type_value == "STEP_FAILURE")
     assert f"partition {key} is not the fingerprint" in \
         failure.step_failure_data.user_failure_data.description
+
+
+def test_checks_without_a_partition_check_the_current_configs_split(
+        small_workspace: Path, run_cli: Callable[..., tuple[int, str, str]]) -> None:
+    """The UI's "Execute all" on the Checks tab launches the checks in a run without a
+    partition: they check the split frozen for the config as it is."""
+    from dagster import AssetCheckKey, DagsterInstance
+
+    from split_assets.split.invariants import INVARIANTS
+
+    code, _, err = run_cli("run", "--config", str(small_workspace))
+    assert code == 0, err
+    keys = {AssetCheckKey(AssetKey("frozen_pools"), name)
+            for name in (*INVARIANTS, "mcnemar_power")}
+    job = make_definitions(small_workspace).resolve_job_def(SPLIT_JOB)
+    result = job.get_subset(asset_selection=set(), asset_check_selection=keys) \
+        .execute_in_process(instance=DagsterInstance.get())
+    evaluations = [e.event_specific_data for e in result.all_events
+                   if e.event_type_value == "ASSET_CHECK_EVALUATION"]
+    assert sorted(e.check_name for e in evaluations if e.passed) == sorted(
+        k.name for k in keys)
