@@ -49,16 +49,17 @@ def run(config: Path | None, dry_run: bool = False, generated_at: str | None = N
         allow_degraded: int = 0, no_wait: bool = False) -> int:
     """Validate, register the fingerprint partition and materialize every asset and check
     (``dry_run``: print the plan instead; call no judge, write nothing)."""
-    from split_assets.defs.resources import ALLOW_DEGRADED_TAG, GENERATED_AT_TAG, NO_WAIT_TAG
+    from split_assets.defs.tags import ALLOW_DEGRADED_TAG, GENERATED_AT_TAG, NO_WAIT_TAG
+    from split_assets.diagnosis.plan import preflight
 
     generated_at = _check_generated_at(generated_at)
     if allow_degraded < 0:
         raise UserError(f"--allow-degraded {allow_degraded} is negative", "--allow-degraded",
                         "pass 0 or more")
     ws = _workspace(config)
-    plan = _checked_plan(ws, dry_run)
+    checked = preflight(ws, estimate=dry_run)  # before anything is paid for or written
     if dry_run:
-        return _print(plan)
+        return _print(checked.lines(ws))
     from split_assets.defs.launch import run_split_job
 
     tags = {GENERATED_AT_TAG: generated_at} if generated_at else {}
@@ -74,32 +75,6 @@ def run(config: Path | None, dry_run: bool = False, generated_at: str | None = N
                    ("pools", files.pools),
                    ("pools_sha256", ws.frozen_manifest()["pools_sha256"]),
                    ("manifest", files.manifest), *evaluation])
-
-
-def _checked_plan(ws: Workspace, dry_run: bool) -> list[tuple[str, object]]:
-    """Everything checkable before a judge is paid; the plan's lines for ``--dry-run``."""
-    from split_assets.diagnosis.plan import check_before_diagnosis, dry_run_estimate
-
-    with ws.store(read_only=True) as store:
-        # counts alone can show the split is impossible: say so before paying for anything
-        plan = ws.diagnosis_plan(store)
-        cases = ws.case_source(plan.todo).cases(plan.todo)  # a missing trace or tree: now
-        if ws.loaded.config.diag.judge == "openai":
-            from split_assets.judge.governed import check_environment
-
-            check_environment()
-        check_before_diagnosis(ws, store)
-        if not dry_run:
-            return []
-        cost = dry_run_estimate(ws, cases, store)
-    preds = ws.predictions
-    return [("fingerprint", ws.fingerprint.key), ("split_id", ws.split_id),
-            ("questions", len(preds)), ("wrong", sum(not p.correct for p in preds)),
-            ("infra_t0", sum(p.infra and not p.correct for p in preds)),
-            ("to_diagnose", len(plan.todo)), ("already_diagnosed", plan.already_done),
-            ("settled_degraded", len(plan.settled)), ("cached_answers", cost.cached),
-            ("estimated_calls", cost.calls), ("estimated_tokens", cost.tokens),
-            ("out_dir", ws.out_dir)]
 
 
 def _print(lines: list[tuple[str, object]]) -> int:

@@ -64,3 +64,12 @@ def test_a_warm_run_needs_no_scipy() -> None:
     class LP of the selection, the tests of ``compare``."""
     assert _imported("split_assets.definitions, split_assets.split.selection, "
                      "split_assets.evaluation.power", "scipy") == []
+
+
+def test_a_dry_run_never_loads_dagster(small_workspace: Path) -> None:
+    code = ("import json, sys; from split_assets.cli import main; "
+            f"code = main(['run', '--dry-run', '--config', {str(small_workspace)!r}]); "
+            "print(json.dumps([code, 'dagster' in sys.modules, 'scipy' in sys.modules]))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.strip().splitlines()[-1]
+    assert json.loads(out) == [0, False, False]

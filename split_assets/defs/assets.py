@@ -20,13 +20,8 @@ from split_assets.defs import metadata as md
 from split_assets.defs.failures import fails_cleanly
 from split_assets.defs.freezing import refuse_invalid
 from split_assets.defs.partitions import diag_fingerprint_partitions
-from split_assets.defs.resources import (
-    ALLOW_DEGRADED_TAG,
-    GENERATED_AT_TAG,
-    NO_WAIT_TAG,
-    SplitConfigResource,
-    int_tag,
-)
+from split_assets.defs.resources import SplitConfigResource
+from split_assets.defs.tags import ALLOW_DEGRADED_TAG, GENERATED_AT_TAG, NO_WAIT_TAG, int_tag
 from split_assets.diagnosis.plan import check_before_diagnosis, infra_rows
 from split_assets.diagnosis.runner import diagnose, stop_unless_settled
 from split_assets.lib.canonical import atomic_write_bytes, canonical_bytes

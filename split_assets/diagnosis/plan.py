@@ -135,3 +135,38 @@ def dry_run_estimate(ws: Workspace, todo: list[JudgeCase], store: SignalStore) -
     paid = [c for c in todo if keys[c.question.question_id] not in cached]
     return DryRunPlan(len(todo) - len(paid), len(paid) * per_question,
                       sum(judge.estimated_tokens(c, templates) for c in paid))
+
+
+@dataclass(frozen=True)
+class Preflight:
+    """What ``preflight`` found: the plan, and (``estimate``) its cost."""
+
+    plan: DiagnosisPlan
+    cost: DryRunPlan | None
+
+    def lines(self, ws: Workspace) -> list[tuple[str, object]]:
+        """The dry run's ``key=value`` lines."""
+        preds, plan, cost = ws.predictions, self.plan, self.cost or DryRunPlan(0, 0, 0)
+        return [("fingerprint", ws.fingerprint.key), ("split_id", ws.split_id),
+                ("questions", len(preds)), ("wrong", sum(not p.correct for p in preds)),
+                ("infra_t0", sum(is_infra_wrong(p) for p in preds)),
+                ("to_diagnose", len(plan.todo)), ("already_diagnosed", plan.already_done),
+                ("settled_degraded", len(plan.settled)), ("cached_answers", cost.cached),
+                ("estimated_calls", cost.calls), ("estimated_tokens", cost.tokens),
+                ("out_dir", ws.out_dir)]
+
+
+def preflight(ws: Workspace, estimate: bool = False) -> Preflight:
+    """Everything checkable before a judge is paid, reading only: the plan, the judge's
+    context of what it will diagnose (a missing trace or tree fails now), the endpoint's
+    environment, the counts that can show the split is impossible; ``estimate``: the calls
+    and tokens the plan would spend."""
+    with ws.store(read_only=True) as store:
+        plan = ws.diagnosis_plan(store)
+        cases = ws.case_source(plan.todo).cases(plan.todo)
+        if ws.loaded.config.diag.judge == "openai":
+            from split_assets.judge.governed import check_environment
+
+            check_environment()
+        check_before_diagnosis(ws, store)
+        return Preflight(plan, dry_run_estimate(ws, cases, store) if estimate else None)
