@@ -42,9 +42,14 @@ from split_assets.split.validation import draw_validation
 GROUP = "video_split"
 
 
-@asset(partitions_def=diag_fingerprint_partitions, group_name=GROUP,
-       description="One canonical prediction per question of the baseline run: the greatest "
-                   "(attempt, created_at), its option letter (Video-MME's extraction), correct.")
+def _partitioned(**kwargs: Any) -> Any:
+    """``@asset`` in the group, one partition per diagnosis fingerprint."""
+    return asset(partitions_def=diag_fingerprint_partitions, group_name=GROUP, **kwargs)
+
+
+@_partitioned(
+    description=("One canonical prediction per question of the baseline run: the greatest "
+                 "(attempt, created_at), its option letter (Video-MME's extraction), correct."))
 @fails_cleanly
 def canonical_predictions(context: AssetExecutionContext,
                           split_config: SplitConfigResource) -> Output[list[CanonicalPrediction]]:
@@ -52,9 +57,9 @@ def canonical_predictions(context: AssetExecutionContext,
     return Output(ws.predictions, metadata=md.predictions_metadata(ws))
 
 
-@asset(partitions_def=diag_fingerprint_partitions, group_name=GROUP,
-       description="A T0 signal row for every wrong INFRA answer (execution failure, empty or "
-                   "unextractable prediction); upserted, so re-materializing changes nothing.")
+@_partitioned(
+    description=("A T0 signal row for every wrong INFRA answer (execution failure, empty or "
+                 "unextractable prediction); upserted, so re-materializing changes nothing."))
 @fails_cleanly
 def infra_t0_signals(context: AssetExecutionContext, split_config: SplitConfigResource,
                      canonical_predictions: list[CanonicalPrediction]) -> MaterializeResult:
@@ -70,9 +75,9 @@ def infra_t0_signals(context: AssetExecutionContext, split_config: SplitConfigRe
     })
 
 
-@asset(partitions_def=diag_fingerprint_partitions, group_name=GROUP,
-       description="Diagnoses every wrong non-INFRA answer not yet done (or degraded) for this "
-                   "(run, fingerprint), committing each row as it completes.")
+@_partitioned(
+    description=("Diagnoses every wrong non-INFRA answer not yet done (or degraded) for this "
+                 "(run, fingerprint), committing each row as it completes."))
 @fails_cleanly
 def diagnosis_signals(context: AssetExecutionContext, split_config: SplitConfigResource,
                       canonical_predictions: list[CanonicalPrediction]) -> MaterializeResult:
@@ -105,10 +110,10 @@ class SelectionResult:
     reruns: list[tuple[str, dict[str, bool | None]]]  # for the power figures
 
 
-@asset(partitions_def=diag_fingerprint_partitions, group_name=GROUP,
-       deps=[infra_t0_signals, diagnosis_signals],
-       description="Picks exactly n_trainval trainval videos: floor_k T2 met, the test pool "
-                   "within epsilon of the global mix and as close to it as the integers allow.")
+@_partitioned(
+    deps=[infra_t0_signals, diagnosis_signals],
+    description=("Picks exactly n_trainval trainval videos: floor_k T2 met, the test pool within "
+                 "epsilon of the global mix and as close to it as the integers allow."))
 @fails_cleanly
 def trainval_selection(context: AssetExecutionContext, split_config: SplitConfigResource,
                        canonical_predictions: list[CanonicalPrediction]) -> Output[SelectionResult]:
@@ -140,9 +145,9 @@ def trainval_selection(context: AssetExecutionContext, split_config: SplitConfig
     })
 
 
-@asset(partitions_def=diag_fingerprint_partitions, group_name=GROUP,
-       description="Splits trainval into train/validation and writes pools.json and "
-                   "split_manifest.json atomically under out_dir/<fingerprint>/<split_id>/.")
+@_partitioned(
+    description=("Splits trainval into train/validation and writes pools.json and "
+                 "split_manifest.json atomically under out_dir/<fingerprint>/<split_id>/."))
 @fails_cleanly
 def frozen_pools(context: AssetExecutionContext, split_config: SplitConfigResource,
                  trainval_selection: SelectionResult) -> MaterializeResult:
@@ -188,11 +193,12 @@ def frozen_pools(context: AssetExecutionContext, split_config: SplitConfigResour
     })
 
 
-@asset(partitions_def=diag_fingerprint_partitions, group_name=GROUP, deps=[frozen_pools],
-       description="Compares each evaluation.candidates run with the baseline on the frozen "
-                   "validation and test pools: 2x2 tables, exact and mid-p McNemar, the "
-                   "cluster-adjusted test, and the gain net of evaluation.control_run. "
-                   "Writes evaluation.json beside pools.json.")
+@_partitioned(
+    deps=[frozen_pools],
+    description=("Compares each evaluation.candidates run with the baseline on the frozen "
+                 "validation and test pools: 2x2 tables, exact and mid-p McNemar, the "
+                 "cluster-adjusted test, and the gain net of evaluation.control_run. Writes "
+                 "evaluation.json beside pools.json."))
 @fails_cleanly
 def candidate_evaluation(context: AssetExecutionContext,
                          split_config: SplitConfigResource) -> MaterializeResult:
