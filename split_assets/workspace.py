@@ -49,8 +49,12 @@ class Workspace:
 
     @classmethod
     def open(cls, config_path: Path | str | None = None) -> Workspace:
-        """Load and validate the config now (a bad config fails here, with one line)."""
-        return cls(loaded=load_config(config_path))
+        """Load and validate the config and build its judge now (a bad config fails here,
+        with one line; the openai judge starts its TLS context in the background while the
+        inputs load)."""
+        ws = cls(loaded=load_config(config_path))
+        ws.judge  # noqa: B018 - built for its side effects, as documented
+        return ws
 
     # ---------------------------------------------------------------- config ------------
 
