@@ -30,6 +30,7 @@ test: $(DEV_STAMP)
 ui: $(STAMP)
 	@test -f demo-workspace/video_split.yaml || $(MAKE) demo
 	SPLIT_ASSETS_CONFIG=$${SPLIT_ASSETS_CONFIG:-demo-workspace/video_split.yaml} \
+	  PYTHONWARNINGS='ignore:Function `dev_command` is superseded:FutureWarning' \
 	  $(BIN)/dagster dev -w workspace.yaml -h 127.0.0.1 -p $(UI_PORT)
 
 update_snapshot: $(DEV_STAMP)

@@ -123,9 +123,17 @@ def export_signals(pool: str, out: Path, config: Path | None) -> int:
     return 0
 
 
-def fingerprint(config: Path | None, register: bool = False) -> int:
-    """Print the fingerprint key, then its components."""
+def fingerprint(config: Path | None, register: bool = False,
+                diff: list[str] | None = None) -> int:
+    """Print the fingerprint key, then its components (``diff``: what differs between two)."""
     ws = _workspace(config)
+    if diff:
+        from split_assets.fingerprint import components_of, difference
+
+        a, b = (components_of(ws, key) for key in diff)
+        lines = difference(a, b)
+        print("\n".join(lines) if lines else f"{diff[0]} and {diff[1]}: the same components")
+        return 0
     print(ws.fingerprint.key)
     for name, value in ws.fingerprint.components.items():
         shown = value if isinstance(value, str) else json.dumps(value, sort_keys=True)
@@ -187,6 +195,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--config", type=Path, help=config_help)
     p.add_argument("--register", action="store_true",
                    help="also register it as a partition in the Dagster instance")
+    p.add_argument("--diff", nargs=2, metavar=("A", "B"),
+                   help="what differs between two fingerprints (the config's own, or any "
+                        "diagnosed with its signal store)")
 
     p = sub.add_parser("verify", help="re-check a frozen pools.json against the config's "
                                       "inputs (invariants, sizes, correctness)")
@@ -287,7 +298,7 @@ def _dispatch(args: argparse.Namespace) -> int:
         return run(args.config, args.dry_run, args.generated_at, args.allow_degraded,
                    args.no_wait)
     if args.command == "fingerprint":
-        return fingerprint(args.config, args.register)
+        return fingerprint(args.config, args.register, args.diff)
     if args.command == "verify":
         return verify(args.pools_json, args.config, args.recompute)
     if args.command == "import":

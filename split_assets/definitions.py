@@ -19,6 +19,7 @@ from split_assets.defs.assets import (
 from split_assets.defs.checks import mcnemar_power, split_invariants
 from split_assets.defs.console_log import compact_console_logger
 from split_assets.defs.resources import build_resources
+from split_assets.defs.sensors import register_current_fingerprint
 
 if TYPE_CHECKING:
     from split_assets.workspace import Workspace
@@ -39,6 +40,7 @@ def make_definitions(config_path: Path | str | None = None,
                 frozen_pools, candidate_evaluation],
         asset_checks=[split_invariants, mcnemar_power],
         jobs=[split_pipeline],
+        sensors=[register_current_fingerprint],
         resources=build_resources(config_path, workspace),
         executor=in_process_executor,
         loggers={"console": compact_console_logger},

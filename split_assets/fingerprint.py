@@ -9,15 +9,20 @@ each reference run's predictions is a component (a replaced reference run is a n
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from split_assets.config import LoadedConfig
 from split_assets.data.harness import run_digest
+from split_assets.errors import UserError
 from split_assets.judge import Judge, build_judge
 from split_assets.judge.prompts import load_templates, templates_digest
 from split_assets.lib.canonical import digest_of, sha256_hex
+
+if TYPE_CHECKING:
+    from split_assets.workspace import Workspace
 
 
 @dataclass(frozen=True)
@@ -52,3 +57,28 @@ def compute_fingerprint(loaded: LoadedConfig, judge: Judge | None = None) -> Fin
         components["reference_predictions"] = {
             run: run_digest(loaded.paths.harness_db, run) for run in diag.reference_runs}
     return Fingerprint("fp-" + digest_of(components)[:12], components)
+
+
+def components_of(ws: Workspace, key: str) -> dict[str, Any]:
+    """What ``key`` stands for: the config's own fingerprint, or one recorded in the signal
+    store when it was diagnosed."""
+    if key == ws.fingerprint.key:
+        return ws.fingerprint.components
+    with ws.store(read_only=True) as store:
+        recorded = store.fingerprint_components(key)
+    if recorded is None:
+        raise UserError(f"fingerprint {key} is neither the config's ({ws.fingerprint.key}) nor "
+                        "recorded in the signal store", str(ws.loaded.paths.signals_db),
+                        "pass fingerprints this workspace diagnosed (they are recorded when "
+                        "diagnosis_signals runs)")
+    return recorded
+
+
+def difference(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
+    """One line per component that differs: ``name: A-value -> B-value``."""
+    def shown(value: Any) -> str:
+        return "(absent)" if value is None else (
+            value if isinstance(value, str) else json.dumps(value, sort_keys=True))
+
+    return [f"{name}: {shown(a.get(name))} -> {shown(b.get(name))}"
+            for name in sorted(set(a) | set(b)) if a.get(name) != b.get(name)]

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 import yaml
 
+from split_assets.defs.instance import DAGSTER_YAML
 from split_assets.demo import build_workspace
 
 SMALL_VIDEOS = 60
@@ -49,7 +50,7 @@ def _dagster_home_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     each test gets a copy."""
     home = tmp_path_factory.mktemp("dagster_home_template") / "home"
     home.mkdir()
-    (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n", encoding="utf-8")
+    (home / "dagster.yaml").write_text(DAGSTER_YAML, encoding="utf-8")
     code = ("from dagster import DagsterInstance; i = DagsterInstance.get(); "
             "i.get_runs(); i.dispose()")
     subprocess.run([sys.executable, "-c", code], env=dict(os.environ, DAGSTER_HOME=str(home)),

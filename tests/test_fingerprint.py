@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import edit_config
+from conftest import edit_config, kv
 
 from split_assets.config import load_config
 from split_assets.fingerprint import compute_fingerprint, source_digest
@@ -73,3 +74,23 @@ def test_prompt_templates_digest_and_errors(tmp_path: Path) -> None:
     (prompts / "missed_nodes.md").unlink()
     with pytest.raises(Exception, match="missing"):
         load_templates(prompts, TEMPLATE_NAMES)
+
+
+def test_diff_names_what_differs_between_two_fingerprints(
+        small_workspace: Path, run_cli: Callable[..., tuple[int, str, str]]) -> None:
+    code, out, err = run_cli("run", "--config", str(small_workspace))
+    assert code == 0, err
+    old = kv(out)["fingerprint"]
+    edit_config(small_workspace, diag={"prompt_version": "v2"})
+    code, out, _ = run_cli("fingerprint", "--config", str(small_workspace))
+    new = out.splitlines()[0]
+    assert new != old
+    code, out, err = run_cli("fingerprint", "--config", str(small_workspace), "--diff", old, new)
+    assert code == 0, err
+    assert out.strip().splitlines() == ["prompt_version: v1 -> v2"]
+    code, out, _ = run_cli("fingerprint", "--config", str(small_workspace), "--diff", new, new)
+    assert "the same components" in out
+    code, _, err = run_cli("fingerprint", "--config", str(small_workspace), "--diff", old,
+                           "fp-000000000000")
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert "fp-000000000000 is neither the config's" in err

@@ -13,6 +13,7 @@ release is migrated in place when it is opened.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import time
 from collections.abc import Iterable
@@ -31,7 +32,7 @@ from split_assets.data.db import (
 from split_assets.data.leases import LeaseOwner, Leases
 from split_assets.errors import UserError
 
-SCHEMA_VERSION = 2  # 1 was the first release, which did not stamp a version (user_version 0)
+SCHEMA_VERSION = 3  # 1 was the first release, which did not stamp a version (user_version 0)
 
 
 SCHEMA = """
@@ -88,6 +89,11 @@ CREATE TABLE IF NOT EXISTS leases (
     PRIMARY KEY (baseline_run_id, diag_fingerprint, question_id)
 );
 CREATE INDEX IF NOT EXISTS leases_owner ON leases (owner);
+CREATE TABLE IF NOT EXISTS fingerprints (
+    diag_fingerprint TEXT PRIMARY KEY,
+    components TEXT NOT NULL,
+    recorded_at TEXT NOT NULL
+);
 """
 
 
@@ -204,7 +210,7 @@ class SignalStore(Leases):
         """Create the tables, or bring a store of an earlier release up to SCHEMA_VERSION."""
         if self._check_version() == SCHEMA_VERSION:
             return
-        # version 0 -> 2: signals gains updated_at; leases are new; the rest is unchanged
+        # 0 -> 2: signals gains updated_at, leases are new; 2 -> 3: fingerprints are new
         self._conn.execute("BEGIN IMMEDIATE")
         try:
             for statement in SCHEMA.split(";"):
@@ -342,6 +348,22 @@ class SignalStore(Leases):
             "INSERT INTO llm_calls VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (fingerprint, question_id, attempt, status, latency_ms, prompt_tokens,
              completion_tokens, int(cache_hit), reported_model, utc_now()))
+
+    def record_fingerprint(self, key: str, components: dict[str, Any]) -> None:
+        """Keep what a fingerprint stands for (its judge's components), once."""
+        with sqlite_errors(self.path, "write"), self._conn:
+            self._conn.execute("INSERT OR IGNORE INTO fingerprints VALUES (?, ?, ?)",
+                               (key, json.dumps(components, sort_keys=True), utc_now()))
+
+    def fingerprint_components(self, key: str) -> dict[str, Any] | None:
+        """The components recorded for ``key`` (None: never diagnosed with this store)."""
+        with sqlite_errors(self.path, "read"):
+            try:
+                row = self._conn.execute("SELECT components FROM fingerprints WHERE "
+                                         "diag_fingerprint = ?", (key,)).fetchone()
+            except sqlite3.OperationalError:  # a store of an earlier release, opened read-only
+                return None
+        return json.loads(row[0]) if row else None
 
     def telemetry(self, fingerprint: str) -> dict[str, Any]:
         """The endpoint's reported models, call statuses and latency by status."""

@@ -54,6 +54,8 @@ def _partitioned(**kwargs: Any) -> Any:
 def canonical_predictions(context: AssetExecutionContext,
                           split_config: SplitConfigResource) -> Output[list[CanonicalPrediction]]:
     ws = split_config.workspace(context.partition_key)
+    # which judge this run is about, in the run's tags (UI runs too: added here, at the start)
+    context.instance.add_run_tags(context.run.run_id, md.judge_tags(ws))
     return Output(ws.predictions, metadata=md.predictions_metadata(ws))
 
 
@@ -146,8 +148,8 @@ def trainval_selection(context: AssetExecutionContext, split_config: SplitConfig
 
 
 @_partitioned(
-    description=("Splits trainval into train/validation and writes pools.json and "
-                 "split_manifest.json atomically under out_dir/<fingerprint>/<split_id>/."))
+    description=("Splits trainval into train/validation and writes `pools.json` and "
+                 "`split_manifest.json` atomically under `out_dir/<fingerprint>/<split_id>/`."))
 @fails_cleanly
 def frozen_pools(context: AssetExecutionContext, split_config: SplitConfigResource,
                  trainval_selection: SelectionResult) -> MaterializeResult:

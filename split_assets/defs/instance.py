@@ -10,7 +10,8 @@ from dagster import DagsterInstance
 from split_assets.defs.partitions import diag_fingerprint_partitions
 from split_assets.errors import UserError, environment_error
 
-DAGSTER_YAML = "telemetry:\n  enabled: false\n"
+# telemetry off; no first-visit modal in the UI
+DAGSTER_YAML = "telemetry:\n  enabled: false\nnux:\n  enabled: false\n"
 
 
 def dagster_home() -> Path:

@@ -29,6 +29,15 @@ def accuracy_table(preds: list[CanonicalPrediction], attr: str) -> str:
     return markdown_table([attr, "questions", "accuracy"], rows)
 
 
+def judge_tags(ws: Workspace) -> dict[str, str]:
+    """Run tags naming the partition's fingerprint and its judge's components."""
+    components = ws.fingerprint.components
+    tags = {"split_assets/fingerprint": ws.fingerprint.key}
+    for name in ("judge", "model", "prompt_version", "context"):
+        tags[f"split_assets/{name}"] = str(components[name])
+    return tags
+
+
 def predictions_metadata(ws: Workspace) -> dict[str, Any]:
     preds = ws.predictions
     n = len(preds)
@@ -42,6 +51,8 @@ def predictions_metadata(ws: Workspace) -> dict[str, Any]:
         "accuracy_by_difficulty": MetadataValue.md(accuracy_table(preds, "difficulty")),
         "stop_reason_counts": MetadataValue.json(dict(sorted(stops.items()))),
         "baseline_run_id": ws.run_id,
+        "fingerprint": ws.fingerprint.key,
+        "fingerprint_components": MetadataValue.json(ws.fingerprint.components),
     }
 
 

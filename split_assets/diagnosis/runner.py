@@ -295,6 +295,7 @@ def diagnose(ws: Workspace, plan: DiagnosisPlan, store: SignalStore,
     todo = plan.todo
     report = DiagnosisReport(total_wrong=len(plan.wrong), already_done=plan.already_done,
                              settled_degraded=len(plan.settled))
+    store.record_fingerprint(ws.fingerprint.key, ws.fingerprint.components)  # for --diff
     me = LeaseOwner.this_process()
     if todo and not wait:
         _refuse_if_leased(ws, store, plan, me)

@@ -8,7 +8,7 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from conftest import edit_config
+from conftest import edit_config, kv
 from dagster import AssetKey, DynamicPartitionsDefinition
 
 from split_assets.definitions import SPLIT_JOB, make_definitions
@@ -119,6 +119,13 @@ def test_checks_without_a_partition_check_the_current_configs_split(
 
     code, _, err = run_cli("run", "--config", str(small_workspace))
     assert code == 0, err
+    # the run says which fingerprint and judge it is about (a UI run gets the same tags)
+    (run,) = DagsterInstance.get().get_runs(limit=1)
+    key = kv(_)["fingerprint"]
+    assert {k: v for k, v in run.tags.items() if k.startswith("split_assets/")} == {
+        "split_assets/fingerprint": key, "split_assets/judge": "rules",
+        "split_assets/model": "rules-v1", "split_assets/prompt_version": "v1",
+        "split_assets/context": "full"}
     keys = {AssetCheckKey(AssetKey("frozen_pools"), name)
             for name in (*INVARIANTS, "mcnemar_power")}
     job = make_definitions(small_workspace).resolve_job_def(SPLIT_JOB)
