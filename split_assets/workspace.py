@@ -79,6 +79,11 @@ class Workspace:
         return compute_fingerprint(self.loaded, self.judge)
 
     @property
+    def is_stale(self) -> bool:
+        """A view of a stale partition (``stale_view``): no judge, stored diagnoses only."""
+        return isinstance(self.__dict__.get("judge"), _NoJudge)
+
+    @property
     def run_id(self) -> str:
         return self.loaded.config.video_split.baseline_run_id
 
@@ -99,15 +104,47 @@ class Workspace:
         return SplitFiles(self.out_dir)
 
     def check_partition(self, partition_key: str) -> Workspace:
-        """A partition must be the fingerprint of the config it is materialized with."""
-        if partition_key != self.fingerprint.key:
+        """The workspace of a partition: this one when it is the config's fingerprint; for
+        another fingerprint (a stale partition), a judge-free view that may only re-freeze the
+        split from the diagnoses stored under it (``stale_view``)."""
+        if partition_key == self.fingerprint.key:
+            return self
+        views: dict[str, Workspace] = self.__dict__.setdefault("_views", {})
+        if partition_key not in views:
+            views[partition_key] = self.stale_view(partition_key)
+        return views[partition_key]
+
+    def stale_view(self, key: str) -> Workspace:
+        """Partition ``key`` of an earlier config: allowed only where no judge is needed --
+        its components are recorded in the signal store and every wrong non-INFRA answer has a
+        finished diagnosis under it. The view shares this config's split settings and inputs,
+        carries ``key``'s recorded components, and has no judge."""
+        from split_assets.diagnosis.plan import wrong_to_diagnose
+        from split_assets.fingerprint import Fingerprint
+
+        current = self.fingerprint.key
+        with self.store(read_only=True) as store:
+            components = store.fingerprint_components(key)
+            done = (store.done_question_ids(self.run_id, key) if components is not None
+                    else set())
+        open_ = [p.question_id for p in wrong_to_diagnose(self.predictions)
+                 if p.question_id not in done]
+        if components is None or open_:
+            why = ("it was never diagnosed with this signal store" if components is None else
+                   f"{len(open_)} wrong answer(s) have no finished diagnosis under it (e.g. "
+                   f"{', '.join(open_[:3])}), and a re-freeze may not call a judge")
             raise ConfigError(
-                f"partition {partition_key} is not the fingerprint of the current config "
-                f"({self.fingerprint.key})", str(self.loaded.path),
-                f"materialize partition {self.fingerprint.key} (register it with "
-                "'split-assets fingerprint --register') or restore the config that made "
-                f"{partition_key}")
-        return self
+                f"partition {key} is not the fingerprint of the current config ({current}): "
+                f"{why}", str(self.loaded.path),
+                f"materialize partition {current} (the launch dialog offers it), or restore the "
+                f"config that made {key}")
+        view = Workspace(loaded=self.loaded)
+        for name in ("benchmark", "predictions", "_trees", "_traces", "_outcomes"):
+            if name in self.__dict__:
+                view.__dict__[name] = self.__dict__[name]
+        view.__dict__["fingerprint"] = Fingerprint(key, components)
+        view.__dict__["judge"] = _NoJudge(key, current)
+        return view
 
     # ---------------------------------------------------------------- inputs ------------
 
@@ -253,7 +290,7 @@ class Workspace:
         """Digests of the inputs the split consumed, none depending on file or row order."""
         from split_assets.split.inputs import input_digests
 
-        full = self.loaded.config.diag.context == "full"
+        full = self.fingerprint.components["context"] == "full"  # the partition's judge
         return input_digests(self.benchmark, self.predictions, self.signal_rows(),
                              self._context_digests if full else None)
 
@@ -326,3 +363,15 @@ def check_floor_keys(floor_k: dict[str, int], task_types: list[str]) -> None:
                     else f"task types are: {', '.join(task_types)}")
             raise ConfigError(f"floor_k names task type {key!r}, which is not in the benchmark",
                               "video_split.floor_k", hint)
+
+
+class _NoJudge:
+    """A stale partition's judge: re-freezing from stored diagnoses never needs one."""
+
+    def __init__(self, key: str, current: str) -> None:
+        self.key, self.current = key, current
+
+    def __getattr__(self, name: str) -> Any:
+        raise ConfigError(f"partition {self.key} is stale: it can be re-frozen from its stored "
+                          "diagnoses, not diagnosed again", f"judge of {self.key}",
+                          f"materialize partition {self.current}, the current config's")

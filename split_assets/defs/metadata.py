@@ -59,6 +59,9 @@ def predictions_metadata(ws: Workspace) -> dict[str, Any]:
 def judge_note(ws: Workspace) -> str:
     """What the judge saw of each answer."""
     diag = ws.loaded.config.diag
+    if ws.is_stale:
+        return (f"stale partition: re-frozen from the diagnoses stored under "
+                f"{ws.fingerprint.key}; no judge was built")
     if diag.context == "full":
         return "full context: trace, tree and skills"
     if diag.judge == "openai":
@@ -75,7 +78,7 @@ def diagnosis_metadata(ws: Workspace, report: DiagnosisReport, rows: list[Signal
     lat = sorted(report.latencies_ms)
     errors = Counter(r.error_type or "(none)" for r in rows)
     return {
-        "judge": ws.loaded.config.diag.judge,
+        "judge": ws.fingerprint.components["judge"],
         "judge_note": judge_note(ws),
         "fingerprint_components": MetadataValue.json(ws.fingerprint.components),
         "wrong_non_infra": report.total_wrong,

@@ -1,0 +1,74 @@
+"""A stale partition (the fingerprint of an earlier config) is re-frozen from the diagnoses
+stored under it, with no judge; where a judge would be needed, its first step fails with one
+line naming the current partition."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+
+from conftest import edit_config, kv
+from dagster import AssetKey, DagsterInstance
+
+from split_assets.definitions import SPLIT_JOB, make_definitions
+from split_assets.defs.instance import register_partition
+
+Cli = Callable[..., tuple[int, str, str]]
+
+
+def _rows(config: Path, key: str) -> list[tuple]:
+    with sqlite3.connect(config.parent / "signals.db") as conn:
+        return conn.execute("SELECT * FROM signals WHERE diag_fingerprint = ? ORDER BY "
+                            "question_id", (key,)).fetchall()
+
+
+def _materialize(config: Path, key: str):  # noqa: ANN202 - ExecuteInProcessResult
+    instance = DagsterInstance.get()
+    register_partition(instance, key)
+    job = make_definitions(config).resolve_job_def(SPLIT_JOB)
+    return job.execute_in_process(instance=instance, partition_key=key, raise_on_error=False)
+
+
+def test_a_stale_partition_is_refrozen_from_its_stored_diagnoses(small_workspace: Path,
+                                                                 run_cli: Cli) -> None:
+    code, out, err = run_cli("run", "--config", str(small_workspace))
+    assert code == 0, err
+    old = kv(out)["fingerprint"]
+    before = _rows(small_workspace, old)
+    components = json.loads(Path(kv(out)["manifest"]).read_bytes())["fingerprint_components"]
+    # a new judge (a new fingerprint) and a new seed (a new split of the old diagnoses)
+    edit_config(small_workspace, diag={"prompt_version": "v2", "judge": "openai",
+                                       "model": "m"}, video_split={"seed": 8})
+    result = _materialize(small_workspace, old)  # no OPENAI_API_KEY: no judge may be built
+    assert result.success
+    meta = DagsterInstance.get().get_latest_materialization_event(
+        AssetKey("diagnosis_signals")).asset_materialization.metadata
+    assert meta["diagnosed_now"].value == 0 and meta["judge"].value == "rules"
+    assert _rows(small_workspace, old) == before  # byte-identical signal rows
+    frozen = sorted((small_workspace.parent / "splits" / old).glob("*/split_manifest.json"))
+    assert len(frozen) == 2  # the first split, and the re-frozen one beside it
+    for path in frozen:
+        assert json.loads(path.read_bytes())["fingerprint_components"] == components
+
+
+def test_a_stale_partition_that_would_need_a_judge_fails_in_one_line(small_workspace: Path,
+                                                                    run_cli: Cli) -> None:
+    code, out, err = run_cli("run", "--config", str(small_workspace))
+    assert code == 0, err
+    old = kv(out)["fingerprint"]
+    with sqlite3.connect(small_workspace.parent / "signals.db") as conn:
+        conn.execute("DELETE FROM signals WHERE rowid = (SELECT MIN(rowid) FROM signals WHERE "
+                     "infra = 0)")
+    edit_config(small_workspace, diag={"prompt_version": "v2"})
+    code, out, _ = run_cli("fingerprint", "--config", str(small_workspace))
+    current = out.splitlines()[0]
+    result = _materialize(small_workspace, old)
+    assert not result.success
+    failure = next(e for e in result.all_events if e.event_type_value == "STEP_FAILURE")
+    assert failure.step_key == "canonical_predictions"
+    line = failure.step_failure_data.user_failure_data.description
+    assert f"partition {old} is not the fingerprint of the current config ({current})" in line
+    assert "1 wrong answer(s) have no finished diagnosis" in line
+    assert f"materialize partition {current}" in line and "\n" not in line
