@@ -2,6 +2,7 @@
 
 
 import json
+import warnings
 from collections.abc import Iterator
 from typing import Any
 
@@ -10,16 +11,24 @@ from dagster import (
     AssetCheckResult,
     AssetCheckSeverity,
     AssetCheckSpec,
+    PreviewWarning,
     asset_check,
     multi_asset_check,
 )
 
 from split_assets.defs.assets import frozen_pools
 from split_assets.defs.failures import fails_cleanly
+from split_assets.defs.partitions import diag_fingerprint_partitions
 from split_assets.defs.resources import SplitConfigResource
 from split_assets.lib.failpoints import failpoint
 from split_assets.split.invariants import INVARIANTS, verify
 from split_assets.split.validation import max_validation_wrong
+from split_assets.workspace import Workspace
+
+# Partitioned checks (one result per fingerprint) are a preview feature of Dagster 1.13: used
+# deliberately, so its warning is not shown to every user of the code location.
+warnings.filterwarnings("ignore", category=PreviewWarning,
+                        message="Specifying a partitions_def on an AssetCheckSpec")
 
 _DESCRIPTIONS = {
     "pools_disjoint": "No question is in two pools.",
@@ -33,7 +42,8 @@ _DESCRIPTIONS = {
 
 @multi_asset_check(
     specs=[AssetCheckSpec(name, asset=frozen_pools, blocking=True,
-                          description=_DESCRIPTIONS[name]) for name in INVARIANTS],
+                          description=_DESCRIPTIONS[name],
+                          partitions_def=diag_fingerprint_partitions) for name in INVARIANTS],
     description="The six invariants of a frozen split, read back from pools.json.",
 )
 @fails_cleanly
@@ -46,10 +56,11 @@ def split_invariants(context: AssetCheckExecutionContext,
     for result in verify(ws.problem(), data, expected):
         yield AssetCheckResult(check_name=result.name, asset_key=frozen_pools_key(),
                                passed=result.passed, severity=AssetCheckSeverity.ERROR,
-                               description=result.detail, metadata=_flat(result.figures))
+                               description=f"split {ws.split_id}: {result.detail}",
+                               metadata={**_flat(result.figures), **_which(ws)})
 
 
-@asset_check(asset=frozen_pools, blocking=True,
+@asset_check(asset=frozen_pools, blocking=True, partitions_def=diag_fingerprint_partitions,
              description="Validation holds at least val_wrong_min baseline-wrong questions, so a "
                          "McNemar test between baseline and candidate has power.")
 @fails_cleanly
@@ -83,8 +94,14 @@ def mcnemar_power(context: AssetCheckExecutionContext,
         detail += (f"; detects a gain of {100 * mde:.1f} pp on validation at 80% power, "
                    "alpha 0.05" if mde is not None else "; no gain is detectable on validation")
     return AssetCheckResult(passed=threshold == 0 or val_wrong >= threshold,
-                            severity=AssetCheckSeverity.ERROR, description=detail,
-                            metadata=metadata)
+                            severity=AssetCheckSeverity.ERROR,
+                            description=f"split {ws.split_id}: {detail}",
+                            metadata={**metadata, **_which(ws)})
+
+
+def _which(ws: Workspace) -> dict[str, str]:
+    """Which split a result is about (two fingerprints' results share one history)."""
+    return {"split_id": ws.split_id, "fingerprint": ws.fingerprint.key}
 
 
 def _partition(context: AssetCheckExecutionContext) -> str | None:

@@ -109,10 +109,10 @@ def test_each_run_reads_the_config_afresh(small_workspace: Path) -> None:
         failure.step_failure_data.user_failure_data.description
 
 
-def test_checks_without_a_partition_check_the_current_configs_split(
+def test_checks_run_on_their_own_per_partition(
         small_workspace: Path, run_cli: Callable[..., tuple[int, str, str]]) -> None:
-    """The UI's "Execute all" on the Checks tab launches the checks in a run without a
-    partition: they check the split frozen for the config as it is."""
+    """The checks are partitioned like the assets: run on their own (the Checks tab's
+    "Execute"), each result belongs to one fingerprint's split."""
     from dagster import AssetCheckKey, DagsterInstance
 
     from split_assets.split.invariants import INVARIANTS
@@ -130,7 +130,7 @@ def test_checks_without_a_partition_check_the_current_configs_split(
             for name in (*INVARIANTS, "mcnemar_power")}
     job = make_definitions(small_workspace).resolve_job_def(SPLIT_JOB)
     result = job.get_subset(asset_selection=set(), asset_check_selection=keys) \
-        .execute_in_process(instance=DagsterInstance.get())
+        .execute_in_process(instance=DagsterInstance.get(), partition_key=key)
     evaluations = [e.event_specific_data for e in result.all_events
                    if e.event_type_value == "ASSET_CHECK_EVALUATION"]
     assert sorted(e.check_name for e in evaluations if e.passed) == sorted(
