@@ -26,17 +26,9 @@ from split_assets.diagnosis.plan import check_before_diagnosis, infra_rows
 from split_assets.diagnosis.runner import diagnose, stop_unless_settled
 from split_assets.lib.canonical import atomic_write_bytes, canonical_bytes
 from split_assets.lib.failpoints import failpoint
-from split_assets.split.freeze import build_pools, manifest, pool_questions, write_frozen
-from split_assets.split.layout import POOLS
+from split_assets.split.freeze import build_pools, manifest, write_frozen
 from split_assets.split.problem import SplitProblem
 from split_assets.split.selection import Selection, select_trainval
-from split_assets.split.stats import (
-    accuracy,
-    deviation_rows,
-    markdown_table,
-    t2_by_type,
-    tier_counts,
-)
 from split_assets.split.validation import draw_validation
 
 GROUP = "video_split"
@@ -123,28 +115,8 @@ def trainval_selection(context: AssetExecutionContext, split_config: SplitConfig
     problem = ws.problem()
     selection = select_trainval(problem)
     failpoint("selection.done")
-    trainval_qs = [q for v in selection.trainval for q in problem.videos[v]]
-    test_qs = [q for v in selection.test for q in problem.videos[v]]
-    t2 = t2_by_type(trainval_qs)
-    floors = [[t, k, t2.get(t, 0), "yes" if t2.get(t, 0) >= k else "NO"]
-              for t, k in sorted(problem.floor_k.items())]
-    dev = deviation_rows(problem, test_qs)
     result = SelectionResult(problem, selection, ws.input_digests, ws.power_reruns())
-    return Output(result, metadata={
-        "trainval_videos": len(selection.trainval),
-        "test_videos": len(selection.test),
-        "swaps": selection.swaps,
-        "t2_vs_floor": MetadataValue.md(markdown_table(
-            ["task type", "floor", "trainval T2", "met"], floors) if floors else "no floors"),
-        "test_deviation": MetadataValue.md(md.deviation_md(dev)),
-        "max_abs_deviation_pp": MetadataValue.float(
-            round(100 * max(abs(r["deviation"]) for r in dev if r["constrained"]), 4)),
-        "selector": problem.selector,
-        "global_accuracy": MetadataValue.float(round(accuracy(problem.questions), 6)),
-        "test_accuracy": MetadataValue.float(round(accuracy(test_qs), 6)),
-        "test_accuracy_deviation_pp": MetadataValue.float(
-            round(100 * (accuracy(test_qs) - accuracy(problem.questions)), 4)),
-    })
+    return Output(result, metadata=md.selection_metadata(problem, selection))
 
 
 @_partitioned(
@@ -176,23 +148,7 @@ def frozen_pools(context: AssetExecutionContext, split_config: SplitConfigResour
     refuse_invalid(context, problem, frozen, [q for q in degraded if q not in settled],
                    int_tag(context.run.tags, ALLOW_DEGRADED_TAG, 0), vs.val_wrong_min)
     write_frozen(ws.out_dir, frozen, doc)
-    by_pool = pool_questions(problem, frozen)
-    counts = [[name, len(frozen.videos[name]), len(by_pool[name]),
-               sum(not q.correct for q in by_pool[name])] for name in POOLS]
-    return MaterializeResult(metadata={
-        "pools_sha256": frozen.sha256,
-        "split_id": ws.split_id,
-        "pools_path": MetadataValue.path(str(ws.files.pools)),
-        "manifest_path": MetadataValue.path(str(ws.files.manifest)),
-        "counts": MetadataValue.md(markdown_table(["pool", "videos", "questions", "wrong"],
-                                                  counts)),
-        "test_deviation": MetadataValue.md(md.deviation_md(doc["test_deviation"])),
-        "tier_counts": MetadataValue.json({name: tier_counts(by_pool[name]) for name in POOLS}),
-        "validation_wrong": doc["validation_wrong"],
-        "baseline_accuracy": MetadataValue.json(doc["baseline_accuracy"]),
-        "degraded_frozen": len(degraded),
-        "generated_at": generated_at,
-    })
+    return MaterializeResult(metadata=md.frozen_metadata(ws, problem, frozen, doc, degraded))
 
 
 @_partitioned(

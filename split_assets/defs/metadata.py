@@ -1,32 +1,73 @@
-"""What the assets show in the Dagster UI: tables and figures rendered from the core's
-results."""
+"""What the assets show in the Dagster UI, built for reading and plotting: tables as Dagster
+table metadata (shown directly, no raw JSON where a table fits), digests shortened (the full
+value one click away, in ``digests``), and top-level numbers the UI plots over
+materializations (T1/T2 per pool, accuracy and deviation in pp, calls and tokens of a judge that
+makes calls; nothing plotted that does not apply to the judge in use)."""
 
 from __future__ import annotations
 
+import json
 import statistics
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
-from dagster import MetadataValue
+from dagster import MetadataValue, TableColumn, TableRecord, TableSchema
 
 from split_assets.data.harness import CanonicalPrediction
 from split_assets.data.signals import SignalRow
+from split_assets.split.freeze import FrozenSplit, pool_questions
 from split_assets.split.inputs import tier_distribution
-from split_assets.split.stats import markdown_table
+from split_assets.split.layout import POOLS
+from split_assets.split.problem import SplitProblem
+from split_assets.split.stats import accuracy, deviation_rows, t2_by_type, tier_counts
 
 if TYPE_CHECKING:
     from split_assets.diagnosis.runner import DiagnosisReport
+    from split_assets.split.selection import Selection
     from split_assets.workspace import Workspace
 
+SHORT_DIGEST = 12  # hex shown; the full digest is in the ``digests`` entry
 
-def accuracy_table(preds: list[CanonicalPrediction], attr: str) -> str:
+
+def table(columns: list[tuple[str, str]], rows: list[list[Any]]) -> Any:
+    """A Dagster table (``columns``: name and type: string, int, float, bool)."""
+    names = [name for name, _ in columns]
+    return MetadataValue.table(
+        records=[TableRecord(dict(zip(names, row, strict=True))) for row in rows],
+        schema=TableSchema(columns=[TableColumn(name, kind) for name, kind in columns]))
+
+
+def counts_table(counts: dict[str, int], key: str) -> Any:
+    return table([(key, "string"), ("count", "int")], [[k, v] for k, v in counts.items()])
+
+
+def accuracy_table(preds: list[CanonicalPrediction], attr: str) -> Any:
     totals: Counter[str] = Counter()
     right: Counter[str] = Counter()
     for p in preds:
         totals[getattr(p, attr)] += 1
         right[getattr(p, attr)] += p.correct
-    rows = [[k, totals[k], f"{right[k] / totals[k]:.3f}"] for k in sorted(totals)]
-    return markdown_table([attr, "questions", "accuracy"], rows)
+    return table([(attr, "string"), ("questions", "int"), ("accuracy", "float")],
+                 [[k, totals[k], round(right[k] / totals[k], 4)] for k in sorted(totals)])
+
+
+def deviation_table(rows: list[dict[str, Any]]) -> Any:
+    return table([("dimension", "string"), ("category", "string"), ("global", "float"),
+                  ("test", "float"), ("deviation_pp", "float"), ("constrained", "bool")],
+                 [[r["dimension"], r["category"], round(r["global"], 4), round(r["test"], 4),
+                   round(100 * r["deviation"], 3), bool(r["constrained"])] for r in rows])
+
+
+def components_table(components: dict[str, Any]) -> Any:
+    """A fingerprint's components, one row each (digests shortened; the manifest has them
+    in full)."""
+    def shown(value: Any) -> str:
+        if isinstance(value, str):
+            return value[:SHORT_DIGEST] if len(value) == 64 else value
+        return json.dumps(value, sort_keys=True)
+
+    return table([("component", "string"), ("value", "string")],
+                 [[name, shown(value)] for name, value in components.items()])
 
 
 def judge_tags(ws: Workspace) -> dict[str, str]:
@@ -47,12 +88,12 @@ def predictions_metadata(ws: Workspace) -> dict[str, Any]:
         "accuracy": MetadataValue.float(round(sum(p.correct for p in preds) / n, 6)),
         "wrong": sum(not p.correct for p in preds),
         "infra": sum(p.infra for p in preds),
-        "accuracy_by_task_type": MetadataValue.md(accuracy_table(preds, "task_type")),
-        "accuracy_by_difficulty": MetadataValue.md(accuracy_table(preds, "difficulty")),
-        "stop_reason_counts": MetadataValue.json(dict(sorted(stops.items()))),
+        "accuracy_by_task_type": accuracy_table(preds, "task_type"),
+        "accuracy_by_difficulty": accuracy_table(preds, "difficulty"),
+        "stop_reason_counts": counts_table(dict(sorted(stops.items())), "stop_reason"),
         "baseline_run_id": ws.run_id,
         "fingerprint": ws.fingerprint.key,
-        "fingerprint_components": MetadataValue.json(ws.fingerprint.components),
+        "fingerprint_components": components_table(ws.fingerprint.components),
     }
 
 
@@ -75,37 +116,108 @@ def judge_note(ws: Workspace) -> str:
 
 def diagnosis_metadata(ws: Workspace, report: DiagnosisReport, rows: list[SignalRow],
                        telemetry: dict[str, Any], allowed: int) -> dict[str, Any]:
-    lat = sorted(report.latencies_ms)
+    tiers = tier_distribution(rows)
     errors = Counter(r.error_type or "(none)" for r in rows)
-    return {
+    out: dict[str, Any] = {
         "judge": ws.fingerprint.components["judge"],
         "judge_note": judge_note(ws),
-        "fingerprint_components": MetadataValue.json(ws.fingerprint.components),
+        "fingerprint_components": components_table(ws.fingerprint.components),
         "wrong_non_infra": report.total_wrong,
         "already_done": report.already_done,
         "diagnosed_now": report.diagnosed,
         "degraded": sum(r.degraded for r in rows),
-        "tier_distribution": MetadataValue.json(tier_distribution(rows)),
-        "error_type_distribution": MetadataValue.json(dict(sorted(errors.items()))),
-        "calls": report.calls,
-        "cache_hits": report.cache_hits,
-        "prompt_tokens": report.prompt_tokens,
-        "completion_tokens": report.completion_tokens,
-        "latency_p50_ms": MetadataValue.float(round(statistics.median(lat), 1) if lat else 0.0),
-        "latency_p95_ms": MetadataValue.float(
-            round(lat[min(len(lat) - 1, int(0.95 * len(lat)))], 1) if lat else 0.0),
-        "wall_s": MetadataValue.float(round(report.wall_s, 3)),
-        "reported_models": MetadataValue.json(telemetry["models"]),
-        "call_statuses": MetadataValue.json(telemetry["call_statuses"]),
-        "latency_by_status": MetadataValue.json(telemetry["latency"]),
+        "t1": tiers.get("T1", 0),
+        "t2": tiers.get("T2", 0),
+        "tier_distribution": counts_table(tiers, "tier"),
+        "error_type_distribution": counts_table(dict(sorted(errors.items())), "error_type"),
         "retried_degraded": report.retried_degraded,
         "settled_degraded": report.settled_degraded,
         "by_other_runs": report.by_other_runs,
         "allowed_degraded": allowed,
+        "wall_s": MetadataValue.float(round(report.wall_s, 3)),
+    }
+    if ws.fingerprint.components["judge"] != "rules":  # a judge that calls an endpoint
+        out.update(_call_metadata(report, telemetry))
+    return out
+
+
+def _call_metadata(report: DiagnosisReport, telemetry: dict[str, Any]) -> dict[str, Any]:
+    lat = sorted(report.latencies_ms)
+    return {
+        "calls": report.calls,
+        "cache_hits": report.cache_hits,
+        "prompt_tokens": report.prompt_tokens,
+        "completion_tokens": report.completion_tokens,
+        "tokens": report.prompt_tokens + report.completion_tokens,
+        "latency_p50_ms": MetadataValue.float(round(statistics.median(lat), 1) if lat else 0.0),
+        "latency_p95_ms": MetadataValue.float(
+            round(lat[min(len(lat) - 1, int(0.95 * len(lat)))], 1) if lat else 0.0),
+        "reported_models": MetadataValue.json(telemetry["models"]),
+        "call_statuses": counts_table(telemetry["call_statuses"], "status"),
+        "latency_by_status": MetadataValue.json(telemetry["latency"]),
     }
 
 
-def deviation_md(rows: list[dict]) -> str:
-    return markdown_table(["dimension", "category", "global", "test", "deviation (pp)"],
-                          [[r["dimension"], r["category"], f"{r['global']:.4f}",
-                            f"{r['test']:.4f}", f"{100 * r['deviation']:+.3f}"] for r in rows])
+def selection_metadata(problem: SplitProblem, selection: Selection) -> dict[str, Any]:
+    trainval_qs = [q for v in selection.trainval for q in problem.videos[v]]
+    test_qs = [q for v in selection.test for q in problem.videos[v]]
+    t2 = t2_by_type(trainval_qs)
+    dev = deviation_rows(problem, test_qs)
+    return {
+        "trainval_videos": len(selection.trainval),
+        "test_videos": len(selection.test),
+        "swaps": selection.swaps,
+        "t2_vs_floor": table(
+            [("task_type", "string"), ("floor", "int"), ("trainval_t2", "int"), ("met", "bool")],
+            [[t, k, t2.get(t, 0), t2.get(t, 0) >= k] for t, k in sorted(problem.floor_k.items())]),
+        "test_deviation": deviation_table(dev),
+        "max_abs_deviation_pp": MetadataValue.float(_max_abs_pp(dev)),
+        "selector": problem.selector,
+        "global_accuracy": MetadataValue.float(round(accuracy(problem.questions), 6)),
+        "test_accuracy": MetadataValue.float(round(accuracy(test_qs), 6)),
+        "test_accuracy_deviation_pp": MetadataValue.float(
+            round(100 * (accuracy(test_qs) - accuracy(problem.questions)), 4)),
+    }
+
+
+def _max_abs_pp(rows: list[dict[str, Any]]) -> float:
+    return round(100 * max((abs(r["deviation"]) for r in rows if r["constrained"]),
+                           default=0.0), 4)
+
+
+def frozen_metadata(ws: Workspace, problem: SplitProblem, frozen: FrozenSplit,
+                    doc: dict[str, Any], degraded: list[str]) -> dict[str, Any]:
+    by_pool = pool_questions(problem, frozen)
+    tiers = {name: tier_counts(by_pool[name]) for name in POOLS}
+    acc = doc["baseline_accuracy"]
+    out: dict[str, Any] = {
+        "pools_sha256": frozen.sha256[:SHORT_DIGEST],
+        "split_id": ws.split_id,
+        "pools_path": MetadataValue.path(str(ws.files.pools)),
+        "manifest_path": MetadataValue.path(str(ws.files.manifest)),
+        "counts": table([("pool", "string"), ("videos", "int"), ("questions", "int"),
+                         ("wrong", "int")],
+                        [[name, len(frozen.videos[name]), len(by_pool[name]),
+                          sum(not q.correct for q in by_pool[name])] for name in POOLS]),
+        "test_deviation": deviation_table(doc["test_deviation"]),
+        "max_abs_deviation_pp": MetadataValue.float(_max_abs_pp(doc["test_deviation"])),
+        "tier_counts": table([("pool", "string")] + [(k, "int") for k in _TIERS],
+                             [[name] + [tiers[name].get(k, 0) for k in _TIERS]
+                              for name in POOLS]),
+        "baseline_accuracy": table([("pool", "string"), ("accuracy", "float")],
+                                   [[k, acc[k]] for k in ("global", *POOLS)]),
+        "test_minus_global_accuracy_pp": MetadataValue.float(
+            round(100 * acc["test_minus_global"], 4)),
+        "validation_wrong": doc["validation_wrong"],
+        "degraded_frozen": len(degraded),
+        "generated_at": doc["generated_at"],
+        "digests": MetadataValue.json({"pools_sha256": frozen.sha256,
+                                       **doc["input_digests"]}),
+    }
+    for name in POOLS:  # plotted over materializations
+        out[f"t1_{name}"] = tiers[name].get("T1", 0)
+        out[f"t2_{name}"] = tiers[name].get("T2", 0)
+    return out
+
+
+_TIERS = ("correct", "T0", "T1", "T2", "degraded")
