@@ -65,7 +65,7 @@ def infra_t0_signals(context: AssetExecutionContext, split_config: SplitConfigRe
     causes = Counter(r.rationale for r in rows)
     return MaterializeResult(metadata={
         "count": len(rows),
-        "count_by_cause": MetadataValue.json(dict(sorted(causes.items()))),
+        "count_by_cause": md.counts_table(dict(sorted(causes.items())), "cause"),
     })
 
 
