@@ -1,0 +1,143 @@
+"""The Dagster UI as a user drives it, in Debian's chromium (Playwright, headless; no
+``playwright install``): lineage, materializing from the launch dialog, a config change picked
+up after a reload (the sensor registers the new fingerprint), an invalid config's one line on
+the sensor's page, and a stale partition re-frozen from its stored diagnoses. Screenshots go to
+the test's temporary folder; a step that does not appear fails with the page's text."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import sqlite3
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from conftest import edit_config
+from helpers.dagster_ui import start_dagster_dev
+from playwright.sync_api import sync_playwright
+
+CHROMIUM = "/usr/bin/chromium"
+ASSETS = ("candidate_evaluation", "canonical_predictions", "diagnosis_signals", "frozen_pools",
+          "infra_t0_signals", "trainval_selection")
+
+
+@pytest.fixture
+def ui(small_workspace: Path, dagster_home: Path, tmp_path: Path) -> Iterator[tuple]:
+    assert Path(CHROMIUM).is_file(), "chromium is missing: apt-get install chromium"
+    env = {"SPLIT_ASSETS_CONFIG": str(small_workspace), "DAGSTER_HOME": str(dagster_home)}
+    shots = tmp_path / "screenshots"
+    shots.mkdir()
+    with start_dagster_dev(dagster_home, small_workspace.parent, env) as dev, \
+            sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        page = browser.new_page(viewport={"width": 1400, "height": 900})
+        page.set_default_timeout(60_000)
+        yield dev, page, shots
+        browser.close()
+
+
+def _fingerprint(config: Path) -> str:
+    from split_assets.workspace import Workspace
+
+    return Workspace.open(config).fingerprint.key
+
+
+def _until(page, what: str, ok: Callable[[], bool], shots: Path, timeout_s: float = 120) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if ok():
+            return
+        time.sleep(1)
+    slug = re.sub(r"\W+", "_", what)
+    page.screenshot(path=str(shots / f"missing-{slug}.png"))
+    pytest.fail(f"{what} did not appear; the page says:\n{page.inner_text('body')[:3000]}")
+
+
+def _registered(key: str) -> Callable[[], bool]:
+    from dagster import DagsterInstance
+
+    return lambda: DagsterInstance.get().has_dynamic_partition("diag_fingerprint", key)
+
+
+def _materialize(dev, page, key: str, shots: Path, name: str) -> None:  # noqa: ANN001
+    """Materialize all -> pick the partition -> Launch 1 run -> the run page says Success."""
+    page.goto(f"{dev.url}/asset-groups/video_split", wait_until="networkidle")
+    page.get_by_role("button", name="Materialize all…").click()
+    dialog = page.get_by_role("dialog")
+    dialog.get_by_text("Select a partition or create one").click()
+    page.get_by_text(key, exact=True).first.click()
+    dialog.get_by_role("button", name="Launch 1 run").click()
+    page.get_by_text("View", exact=True).first.click()
+    page.wait_for_url(re.compile(r".*/runs/[0-9a-f-]+"))
+    success = page.get_by_text("Success", exact=True).first
+    _until(page, f"run success ({name})", success.is_visible, shots, timeout_s=180)
+    assert page.get_by_text(f"partition: {key}").first.is_visible()
+    page.screenshot(path=str(shots / f"{name}.png"))
+
+
+def _reload(dev, page) -> None:  # noqa: ANN001
+    page.goto(f"{dev.url}/locations", wait_until="networkidle")
+    page.get_by_role("button").filter(has_text=re.compile(r"^\s*Reload all\s*$")).first.click()
+    page.wait_for_timeout(3000)
+
+
+def _rows(config: Path, key: str) -> list[tuple]:
+    with sqlite3.connect(config.parent / "signals.db") as conn:
+        return conn.execute("SELECT * FROM signals WHERE diag_fingerprint = ? ORDER BY 2",
+                            (key,)).fetchall()
+
+
+@pytest.mark.timeout(900)
+def test_a_user_works_in_the_ui(ui: tuple, small_workspace: Path) -> None:
+    dev, page, shots = ui
+    first = _fingerprint(small_workspace)
+    # 1. the lineage shows the six assets; frozen_pools has the seven checks
+    page.goto(f"{dev.url}/asset-groups/video_split", wait_until="networkidle")
+    for asset in ASSETS:
+        _until(page, f"asset {asset}", page.get_by_text(asset).first.is_visible, shots)
+    page.screenshot(path=str(shots / "lineage.png"))
+    page.goto(f"{dev.url}/assets/frozen_pools?view=checks", wait_until="networkidle")
+    _until(page, "Checks (7)", page.get_by_text("Checks (7)").first.is_visible, shots)
+    # 2. the sensor registered the config's partition; materialize it from the launch dialog
+    _until(page, f"partition {first} registered", _registered(first), shots)
+    _materialize(dev, page, first, shots, "materialized")
+    # 3. a new judge: edit, reload, and the new partition is offered and materialized
+    edit_config(small_workspace, diag={"prompt_version": "v2"})
+    second = _fingerprint(small_workspace)
+    _reload(dev, page)
+    _until(page, f"partition {second} registered", _registered(second), shots)
+    _materialize(dev, page, second, shots, "new-fingerprint")
+    # 4. an invalid value: the sensor's page shows the one line
+    saved = small_workspace.read_bytes()
+    edit_config(small_workspace, video_split={"n_trainval": -5})
+    _reload(dev, page)
+    sensor = f"{dev.url}/locations/split_assets.definitions/sensors/register_current_fingerprint"
+
+    def error_shown() -> bool:  # the latest tick failed; its "View" shows why, in one line
+        page.goto(sensor, wait_until="networkidle")
+        page.wait_for_timeout(1000)
+        if not page.get_by_text("Failure", exact=True).first.is_visible():
+            return False
+        page.get_by_text("View", exact=True).first.click()
+        page.wait_for_timeout(1000)
+        return "invalid config: 'video_split.n_trainval'" in page.inner_text("body")
+
+    _until(page, "the invalid config's error on the sensor's page", error_shown, shots)
+    page.screenshot(path=str(shots / "invalid-config.png"))
+    # 5. the first partition, now stale, re-frozen from its stored diagnoses with a new seed
+    small_workspace.write_bytes(saved)
+    edit_config(small_workspace, video_split={"seed": 8})
+    _reload(dev, page)
+    before = _rows(small_workspace, first)
+    _materialize(dev, page, first, shots, "stale-refrozen")
+    from dagster import AssetKey, DagsterInstance
+
+    meta = DagsterInstance.get().get_latest_materialization_event(
+        AssetKey("diagnosis_signals")).asset_materialization.metadata
+    assert meta["diagnosed_now"].value == 0
+    assert _rows(small_workspace, first) == before
+    if os.environ.get("SPLIT_ASSETS_SHOTS"):  # where the README's screenshots come from
+        shutil.copytree(shots, os.environ["SPLIT_ASSETS_SHOTS"], dirs_exist_ok=True)
