@@ -1,4 +1,5 @@
-"""The Dagster UI as a user drives it, in Debian's chromium (Playwright, headless; no
+"""The Dagster UI, through one real `dagster dev`: the Materialize button's GraphQL request,
+then the UI as a user drives it, in Debian's chromium (Playwright, headless; no
 ``playwright install``): lineage, materializing from the launch dialog, a config change picked
 up after a reload (the sensor registers the new fingerprint), an invalid config's one line on
 the sensor's page, and a stale partition re-frozen from its stored diagnoses. Screenshots go to
@@ -6,6 +7,7 @@ the test's temporary folder; a step that does not appear fails with the page's t
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -24,19 +26,59 @@ ASSETS = ("candidate_evaluation", "canonical_predictions", "diagnosis_signals", 
           "infra_t0_signals", "trainval_selection")
 
 
+@pytest.fixture(scope="module")
+def shared(_small_template: Path, _dagster_home_template: Path,
+           tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple]:
+    """One `dagster dev` for both UI tests (GraphQL, then the browser), over one workspace."""
+    root = tmp_path_factory.mktemp("ui")
+    ws, home = root / "ws", root / "home"
+    shutil.copytree(_small_template, ws)
+    shutil.copytree(_dagster_home_template, home)
+    config = ws / "video_split.yaml"
+    env = {"SPLIT_ASSETS_CONFIG": str(config), "DAGSTER_HOME": str(home)}
+    with start_dagster_dev(home, ws, env) as dev:
+        yield dev, config, home
+
+
 @pytest.fixture
-def ui(small_workspace: Path, dagster_home: Path, tmp_path: Path) -> Iterator[tuple]:
+def ui(shared: tuple, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple]:
     assert Path(CHROMIUM).is_file(), "chromium is missing: apt-get install chromium"
-    env = {"SPLIT_ASSETS_CONFIG": str(small_workspace), "DAGSTER_HOME": str(dagster_home)}
+    dev, config, home = shared
+    monkeypatch.setenv("DAGSTER_HOME", str(home))  # the instance dagster dev serves
     shots = tmp_path / "screenshots"
     shots.mkdir()
-    with start_dagster_dev(dagster_home, small_workspace.parent, env) as dev, \
-            sync_playwright() as p:
+    with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
         page = browser.new_page(viewport={"width": 1400, "height": 900})
         page.set_default_timeout(60_000)
-        yield dev, page, shots
+        yield dev, page, shots, config
         browser.close()
+
+
+@pytest.mark.timeout(600)
+def test_materialize_through_graphql_as_the_button_does(
+        shared: tuple, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """The request the Materialize button sends, through the webserver's GraphQL API."""
+    from dagster import AssetKey, DagsterInstance
+    from helpers.dagster_ui import check_evaluations, launch_partition_materialization, wait_for_run
+
+    from split_assets.cli import main
+
+    dev, config, home = shared
+    monkeypatch.setenv("DAGSTER_HOME", str(home))
+    assert main(["fingerprint", "--config", str(config), "--register"]) == 0
+    fingerprint = capsys.readouterr().out.splitlines()[0]
+    run_id = launch_partition_materialization(dev.url, fingerprint)
+    assert wait_for_run(dev.url, run_id, timeout_s=240) == "SUCCESS", dev.log_tail()
+    assert check_evaluations(dev.url, run_id) == {name: True for name in (
+        "mcnemar_power", "pools_disjoint", "pools_cover_benchmark", "videos_atomic",
+        "floors_met", "test_within_epsilon", "pools_sha256_matches")}
+    event = DagsterInstance.get().get_latest_materialization_event(AssetKey("frozen_pools"))
+    assert event is not None and event.run_id == run_id
+    pools = Path(event.asset_materialization.metadata["pools_path"].value)
+    assert pools.is_file() and pools.parent.parent.name == fingerprint
+    assert json.loads(pools.read_bytes())["diag_fingerprint"] == fingerprint
 
 
 def _fingerprint(config: Path) -> str:
@@ -91,8 +133,8 @@ def _rows(config: Path, key: str) -> list[tuple]:
 
 
 @pytest.mark.timeout(900)
-def test_a_user_works_in_the_ui(ui: tuple, small_workspace: Path) -> None:
-    dev, page, shots = ui
+def test_a_user_works_in_the_ui(ui: tuple) -> None:
+    dev, page, shots, small_workspace = ui
     first = _fingerprint(small_workspace)
     # 1. the lineage shows the six assets; frozen_pools has the seven checks
     page.goto(f"{dev.url}/asset-groups/video_split", wait_until="networkidle")
