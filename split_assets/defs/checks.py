@@ -50,7 +50,7 @@ _DESCRIPTIONS = {
 def split_invariants(context: AssetCheckExecutionContext,
                      split_config: SplitConfigResource) -> Iterator[AssetCheckResult]:
     failpoint("checks.start")
-    ws = split_config.workspace(_partition(context))
+    ws = split_config.workspace(context.partition_key)
     expected = ws.frozen_manifest()["pools_sha256"]
     data = ws.files.pools.read_bytes()
     for result in verify(ws.problem(), data, expected):
@@ -66,7 +66,7 @@ def split_invariants(context: AssetCheckExecutionContext,
 @fails_cleanly
 def mcnemar_power(context: AssetCheckExecutionContext,
                   split_config: SplitConfigResource) -> AssetCheckResult:
-    ws = split_config.workspace(_partition(context))
+    ws = split_config.workspace(context.partition_key)
     power = ws.frozen_manifest().get("power", {})
     doc = json.loads(ws.files.pools.read_bytes())
     val = set(doc["pools"]["validation"])
@@ -102,12 +102,6 @@ def mcnemar_power(context: AssetCheckExecutionContext,
 def _which(ws: Workspace) -> dict[str, str]:
     """Which split a result is about (two fingerprints' results share one history)."""
     return {"split_id": ws.split_id, "fingerprint": ws.fingerprint.key}
-
-
-def _partition(context: AssetCheckExecutionContext) -> str | None:
-    """The run's partition; None when checks run without one (the UI's "Execute all" on the
-    Checks tab): they check the split frozen for the current config."""
-    return context.partition_key if context.has_partition_key else None
 
 
 def frozen_pools_key():  # noqa: ANN201 - AssetKey

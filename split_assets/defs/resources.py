@@ -22,13 +22,11 @@ class SplitConfigResource(ConfigurableResource):
     def setup_for_execution(self, context: InitResourceContext) -> None:
         self._workspace = Workspace(self.config_path)  # the config is read on first use
 
-    def workspace(self, partition_key: str | None) -> Workspace:
-        """This run's workspace, checked against the partition being run (None: a run without
-        a partition, e.g. the UI's "Execute all" checks: the config's own partition)."""
+    def workspace(self, partition_key: str) -> Workspace:
+        """This run's workspace for the partition being run (a stale partition gets the
+        judge-free view of ``Workspace.check_partition``)."""
         if self._workspace is None:  # invoked directly, outside a run
             self._workspace = Workspace(self.config_path)
-        if partition_key is None:
-            return self._workspace
         return self._workspace.check_partition(partition_key)
 
 

@@ -21,7 +21,7 @@ from split_assets.workspace import Workspace
 REGISTER_INTERVAL_S = 10
 
 
-class ConfigError(Exception):
+class InvalidConfigTick(Exception):
     """The config's one-line error, raised from a sensor tick (no chained traceback)."""
 
 
@@ -35,12 +35,12 @@ def register_current_fingerprint(context: SensorEvaluationContext,
         # a new Workspace each tick: the code server is long-lived, the config is not
         key = Workspace(split_config.config_path).fingerprint.key
     except SplitAssetsError as exc:
-        raise ConfigError(exc.line()) from None
+        raise InvalidConfigTick(exc.line()) from None
     except Exception as exc:
         mapped = environment_error(exc)
         if mapped is None:
             raise
-        raise ConfigError(mapped.line()) from None
+        raise InvalidConfigTick(mapped.line()) from None
     name = diag_fingerprint_partitions.name
     assert name is not None
     if context.instance.has_dynamic_partition(name, key):

@@ -12,7 +12,7 @@ from dagster import DagsterInstance, SensorResult, SkipReason, build_sensor_cont
 from split_assets.definitions import SPLIT_JOB, make_definitions
 from split_assets.defs.instance import register_partition
 from split_assets.defs.resources import SplitConfigResource
-from split_assets.defs.sensors import ConfigError, register_current_fingerprint
+from split_assets.defs.sensors import InvalidConfigTick, register_current_fingerprint
 from split_assets.workspace import Workspace
 
 
@@ -40,7 +40,7 @@ def test_registers_the_current_fingerprint_once(small_workspace: Path) -> None:
 
 def test_an_invalid_config_fails_the_tick_with_one_line(small_workspace: Path) -> None:
     edit_config(small_workspace, video_split={"n_trainval": -5})
-    with pytest.raises(ConfigError) as failed:
+    with pytest.raises(InvalidConfigTick) as failed:
         _tick(small_workspace)
     assert "n_trainval" in str(failed.value) and "\n" not in str(failed.value)
     assert failed.value.__cause__ is None and failed.value.__suppress_context__
