@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Callable
+from contextlib import closing
 from pathlib import Path
 
 from conftest import edit_config, kv
@@ -72,3 +73,43 @@ def test_a_stale_partition_that_would_need_a_judge_fails_in_one_line(small_works
     assert f"partition {old} is not the fingerprint of the current config ({current})" in line
     assert "1 wrong answer(s) have no finished diagnosis" in line
     assert f"materialize partition {current}" in line and "\n" not in line
+
+
+def _statuses(keys: list[str]) -> dict[str, set[str]]:
+    """Per partition, the set of statuses its six assets show (what the UI colours)."""
+    from split_assets.defs.partitions import diag_fingerprint_partitions
+
+    instance, seen = DagsterInstance.get(), {key: set() for key in keys}
+    for asset in ("canonical_predictions", "infra_t0_signals", "diagnosis_signals",
+                  "trainval_selection", "frozen_pools", "candidate_evaluation"):
+        status = instance.get_status_by_partition(AssetKey(asset), keys,
+                                                  diag_fingerprint_partitions) or {}
+        for key in keys:
+            seen[key].add(status[key].value if status.get(key) else "MISSING")
+    return seen
+
+
+def test_a_failed_stale_partition_is_the_only_one_marked_failed_until_it_succeeds(
+        small_workspace: Path, run_cli: Cli) -> None:
+    code, out, err = run_cli("run", "--config", str(small_workspace))
+    assert code == 0, err
+    old = kv(out)["fingerprint"]
+    edit_config(small_workspace, diag={"prompt_version": "v2"})
+    code, out, err = run_cli("run", "--config", str(small_workspace))
+    assert code == 0, err
+    current = kv(out)["fingerprint"]
+    assert _statuses([old, current]) == {old: {"MATERIALIZED"}, current: {"MATERIALIZED"}}
+    where = ("FROM signals WHERE rowid = (SELECT MIN(rowid) FROM signals WHERE infra = 0 "
+             "AND diag_fingerprint = ?)")
+    with closing(sqlite3.connect(small_workspace.parent / "signals.db")) as conn, conn:
+        row = conn.execute(f"SELECT * {where}", (old,)).fetchone()
+        conn.execute(f"DELETE {where}", (old,))  # the old partition now needs a judge
+    assert not _materialize(small_workspace, old).success
+    after_failure = _statuses([old, current])
+    assert "FAILED" in after_failure[old] and "MATERIALIZED" not in after_failure[old]
+    assert after_failure[current] == {"MATERIALIZED"}  # the other partition stays as it was
+    with closing(sqlite3.connect(small_workspace.parent / "signals.db")) as conn, conn:
+        conn.execute(f"INSERT INTO signals VALUES ({', '.join('?' * len(row))})", row)
+    # its diagnoses are back: no judge is needed, and a success clears the failure
+    assert _materialize(small_workspace, old).success
+    assert _statuses([old, current]) == {old: {"MATERIALIZED"}, current: {"MATERIALIZED"}}
