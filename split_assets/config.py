@@ -14,7 +14,7 @@ import os
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import yaml
 from pydantic import (
@@ -107,15 +107,27 @@ class RulesJudgeConfig(_Section):
     open_tool: str = "open_node"
 
 
+class PriceConfig(_Section):
+    """USD per million tokens (``diag.openai.price``; not fingerprinted): the dry run's cost."""
+
+    input: float = Field(ge=0)
+    cached_input: float = Field(ge=0)
+    output: float = Field(ge=0)
+
+
 class OpenAIJudgeConfig(_Section):
     """The openai judge: call settings (fingerprinted) and governance (not fingerprinted).
 
     The endpoint and key come from the environment only: OPENAI_BASE_URL, OPENAI_API_KEY.
     """
 
+    LEGACY_KEYS: ClassVar[tuple[str, ...]] = ("json_mode",)  # read, then rewritten
+
     temperature: float = Field(default=0.0, ge=0.0, le=2.0)
     max_tokens: int = Field(default=800, ge=16)
-    json_mode: bool = True
+    # json_schema: the strict schema of the Diagnosis model; json_object: any JSON object;
+    # text: no constraint. Replaces json_mode (true -> json_object, false -> text).
+    response_format: Literal["json_schema", "json_object", "text"] = "json_object"
     stream: bool = False
     timeout_s: float = Field(default=120.0, gt=0)
     ttft_timeout_s: float = Field(default=30.0, gt=0)
@@ -124,11 +136,35 @@ class OpenAIJudgeConfig(_Section):
     backoff_base_s: float = Field(default=1.0, ge=0)
     backoff_max_s: float = Field(default=60.0, ge=0)
     breaker_threshold: int = Field(default=10, ge=1)
+    price: PriceConfig | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _json_mode(cls, data: Any) -> Any:
+        """``json_mode`` (earlier releases) is read as ``response_format``."""
+        if isinstance(data, dict) and "json_mode" in data:
+            data = dict(data)
+            legacy = data.pop("json_mode")
+            if "response_format" in data:
+                raise ValueError("json_mode and response_format both set: keep only "
+                                 "response_format (json_mode is its earlier spelling)")
+            if not isinstance(legacy, bool):
+                raise ValueError("json_mode must be true or false (better: response_format: "
+                                 "json_object or text)")
+            data["response_format"] = "json_object" if legacy else "text"
+        return data
 
     def fingerprinted(self) -> dict[str, Any]:
-        """The settings that change what the endpoint answers."""
-        return {"temperature": self.temperature, "max_tokens": self.max_tokens,
-                "json_mode": self.json_mode}
+        """The settings that change what the endpoint answers. ``json_object`` and ``text``
+        keep the key of earlier releases (``json_mode`` true / false), so their fingerprints
+        stay."""
+        settings: dict[str, Any] = {"temperature": self.temperature,
+                                    "max_tokens": self.max_tokens}
+        if self.response_format == "json_schema":
+            settings["response_format"] = "json_schema"
+        else:
+            settings["json_mode"] = self.response_format == "json_object"
+        return settings
 
 
 class DiagConfig(_Section):
@@ -264,6 +300,8 @@ def _unknown_keys(raw: Any, model: type[BaseModel], prefix: str) -> list[str]:
     fields = model.model_fields
     for key in raw:
         name = f"{prefix}{key}"
+        if key in getattr(model, "LEGACY_KEYS", ()):  # read by the model's own validator
+            continue
         if key not in fields:
             close = difflib.get_close_matches(str(key), list(fields), n=1, cutoff=0.5)
             hint = f"did you mean '{prefix}{close[0]}'?" if close else (

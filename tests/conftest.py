@@ -16,6 +16,8 @@ import yaml
 from split_assets.defs.instance import DAGSTER_YAML
 from split_assets.demo import build_workspace
 
+pytest_plugins = ("helpers.openai_workspace",)  # the openai judge's server and workspace
+
 SMALL_VIDEOS = 60
 
 

@@ -32,7 +32,7 @@ from split_assets.data.db import (
 from split_assets.data.leases import LeaseOwner, Leases
 from split_assets.errors import UserError
 
-SCHEMA_VERSION = 3  # 1 was the first release, which did not stamp a version (user_version 0)
+SCHEMA_VERSION = 4  # 1 was the first release, which did not stamp a version (user_version 0)
 
 
 SCHEMA = """
@@ -74,7 +74,8 @@ CREATE TABLE IF NOT EXISTS llm_calls (
     completion_tokens INTEGER NOT NULL DEFAULT 0,
     cache_hit INTEGER NOT NULL DEFAULT 0,
     reported_model TEXT,
-    created_at TEXT NOT NULL
+    created_at TEXT NOT NULL,
+    cached_tokens INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS llm_calls_fp ON llm_calls (diag_fingerprint);
 CREATE TABLE IF NOT EXISTS leases (
@@ -210,7 +211,8 @@ class SignalStore(Leases):
         """Create the tables, or bring a store of an earlier release up to SCHEMA_VERSION."""
         if self._check_version() == SCHEMA_VERSION:
             return
-        # 0 -> 2: signals gains updated_at, leases are new; 2 -> 3: fingerprints are new
+        # 0 -> 2: signals gains updated_at, leases are new; 2 -> 3: fingerprints are new;
+        # 3 -> 4: llm_calls gains cached_tokens, review labels are new
         self._conn.execute("BEGIN IMMEDIATE")
         try:
             for statement in SCHEMA.split(";"):
@@ -220,6 +222,10 @@ class SignalStore(Leases):
             if "updated_at" not in columns:
                 self._conn.execute("ALTER TABLE signals ADD COLUMN updated_at REAL NOT NULL "
                                    "DEFAULT 0")
+            calls = {r[1] for r in self._conn.execute("PRAGMA table_info(llm_calls)")}
+            if "cached_tokens" not in calls:
+                self._conn.execute("ALTER TABLE llm_calls ADD COLUMN cached_tokens INTEGER "
+                                   "NOT NULL DEFAULT 0")
             self._conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
             self._conn.commit()
         except BaseException:
@@ -339,15 +345,16 @@ class SignalStore(Leases):
 
     def record_call(self, fingerprint: str, question_id: str, attempt: int, status: str,
                     latency_ms: float, prompt_tokens: int = 0, completion_tokens: int = 0,
-                    cache_hit: bool = False, reported_model: str | None = None) -> None:
+                    cache_hit: bool = False, reported_model: str | None = None,
+                    cached_tokens: int = 0) -> None:
         """One telemetry row, committed with the next diagnosis row or ``flush`` (one commit
         per finished diagnosis instead of three). Statuses: ``ok``, ``invalid_output`` (an
         HTTP 200 whose answer is not a valid diagnosis), ``cache_hit`` (no call, no tokens
         spent), an HTTP status, ``timeout``, ``connection_error``, ..."""
         self._conn.execute(
-            "INSERT INTO llm_calls VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO llm_calls VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (fingerprint, question_id, attempt, status, latency_ms, prompt_tokens,
-             completion_tokens, int(cache_hit), reported_model, utc_now()))
+             completion_tokens, int(cache_hit), reported_model, utc_now(), cached_tokens))
 
     def record_fingerprint(self, key: str, components: dict[str, Any]) -> None:
         """Keep what a fingerprint stands for (its judge's components), once."""

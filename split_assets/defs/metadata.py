@@ -147,6 +147,10 @@ def _call_metadata(report: DiagnosisReport, telemetry: dict[str, Any]) -> dict[s
         "calls": report.calls,
         "cache_hits": report.cache_hits,
         "prompt_tokens": report.prompt_tokens,
+        "cached_prompt_tokens": report.cached_tokens,
+        "cached_share": MetadataValue.float(
+            round(report.cached_tokens / report.prompt_tokens, 4) if report.prompt_tokens
+            else 0.0),
         "completion_tokens": report.completion_tokens,
         "tokens": report.prompt_tokens + report.completion_tokens,
         "latency_p50_ms": MetadataValue.float(round(statistics.median(lat), 1) if lat else 0.0),

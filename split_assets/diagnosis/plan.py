@@ -13,6 +13,7 @@ from split_assets.data.signals import SignalRow, SignalStore
 from split_assets.errors import ConfigError, InfeasibleSplitError
 
 if TYPE_CHECKING:
+    from split_assets.config import PriceConfig
     from split_assets.judge import JudgeCase
     from split_assets.workspace import Workspace
 
@@ -114,11 +115,43 @@ def _check_floors(ws: Workspace, store: SignalStore, floor_k: dict[str, int]) ->
 
 @dataclass(frozen=True)
 class DryRunPlan:
-    """What a run would cost: answers already in the response cache cost no call."""
+    """What a run would cost: answers already in the response cache cost no call. Prompt
+    tokens split into the prefix shared by every call (cacheable by the provider) and the
+    cases' own; ``cost``: USD with and without the prefix at the cached-input price."""
 
     cached: int
     calls: int
     tokens: int
+    prefix_tokens: int = 0
+    case_tokens: int = 0
+    completion_tokens: int = 0
+    cost: dict[str, float] | None = None
+
+    def lines(self) -> list[tuple[str, object]]:
+        out: list[tuple[str, object]] = [
+            ("cached_answers", self.cached), ("estimated_calls", self.calls),
+            ("estimated_tokens", self.tokens),
+            ("estimated_prompt_tokens_cacheable_prefix", self.prefix_tokens),
+            ("estimated_prompt_tokens_case", self.case_tokens),
+            ("estimated_completion_tokens", self.completion_tokens)]
+        if self.cost is not None:
+            out += [("estimated_cost_usd", self.cost["cached_prefix"]),
+                    ("estimated_cost_usd_no_cache", self.cost["no_cache"])]
+        return out
+
+
+def _cost(price: PriceConfig | None, prefix: int, case: int, completion: int,
+          calls: int) -> dict[str, float] | None:
+    """USD for the tokens; with caching, the prefix of every call after the first is cached."""
+    if price is None:
+        return None
+    cached = prefix - prefix // max(calls, 1)
+
+    def usd(cached_tokens: int) -> float:
+        paid = prefix + case - cached_tokens
+        return round((paid * price.input + cached_tokens * price.cached_input
+                      + completion * price.output) / 1e6, 4)
+    return {"no_cache": usd(0), "cached_prefix": usd(cached)}
 
 
 def dry_run_estimate(ws: Workspace, todo: list[JudgeCase], store: SignalStore) -> DryRunPlan:
@@ -133,8 +166,16 @@ def dry_run_estimate(ws: Workspace, todo: list[JudgeCase], store: SignalStore) -
     keys = {c.question.question_id: judge.request_key(c, templates) for c in todo}
     cached = store.cache_has(k for k in keys.values() if k is not None)
     paid = [c for c in todo if keys[c.question.question_id] not in cached]
+    split = getattr(judge, "token_estimate", None)
+    if split is None:  # a judge that cannot tell its shared prefix from the case
+        return DryRunPlan(len(todo) - len(paid), len(paid) * per_question,
+                          sum(judge.estimated_tokens(c, templates) for c in paid))
+    parts = [split(c, templates) for c in paid]
+    prefix, case, completion = (sum(p[i] for p in parts) for i in range(3))
     return DryRunPlan(len(todo) - len(paid), len(paid) * per_question,
-                      sum(judge.estimated_tokens(c, templates) for c in paid))
+                      prefix + case + completion, prefix, case, completion,
+                      _cost(ws.loaded.config.diag.openai.price, prefix, case, completion,
+                            len(paid)))
 
 
 @dataclass(frozen=True)
@@ -151,8 +192,7 @@ class Preflight:
                 ("questions", len(preds)), ("wrong", sum(not p.correct for p in preds)),
                 ("infra_t0", sum(is_infra_wrong(p) for p in preds)),
                 ("to_diagnose", len(plan.todo)), ("already_diagnosed", plan.already_done),
-                ("settled_degraded", len(plan.settled)), ("cached_answers", cost.cached),
-                ("estimated_calls", cost.calls), ("estimated_tokens", cost.tokens),
+                ("settled_degraded", len(plan.settled)), *cost.lines(),
                 ("out_dir", ws.out_dir)]
 
 

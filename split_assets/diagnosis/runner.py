@@ -75,6 +75,7 @@ class DiagnosisReport:
     calls: int = 0
     cache_hits: int = 0
     prompt_tokens: int = 0
+    cached_tokens: int = 0  # of prompt_tokens, served from the provider's prefix cache
     completion_tokens: int = 0
     latencies_ms: list[float] = field(default_factory=list)
     wall_s: float = 0.0
@@ -205,6 +206,7 @@ class _Pass:
         report.degraded += outcome.diagnosis is None
         report.cache_hits += outcome.cache_hits
         report.prompt_tokens += outcome.prompt_tokens
+        report.cached_tokens += outcome.cached_tokens
         report.completion_tokens += outcome.completion_tokens
         if outcome.calls:
             report.latencies_ms.append(outcome.latency_ms)

@@ -45,6 +45,7 @@ class JudgeOutcome:
     completion_tokens: int = 0
     latency_ms: float = 0.0
     reported_model: str | None = None
+    cached_tokens: int = 0  # of prompt_tokens, served from the provider's prefix cache
 
 
 class Judge(Protocol):

@@ -66,6 +66,7 @@ class Reply:
     latency_ms: float = 0.0
     cache_hit: bool = False
     attempts: int = 0
+    cached_tokens: int = 0  # prompt tokens the provider served from its prefix cache
     parsed: Any = None  # what the caller's parser made of the text
     error: str | None = None  # why the caller's parser refused the text (invalid output)
 
@@ -89,10 +90,13 @@ def _reply_of(data: Any) -> Reply:
     message = choices[0].get("message") if isinstance(choices[0], dict) else None
     text = message.get("content") if isinstance(message, dict) else None
     usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+    details = usage.get("prompt_tokens_details")
+    cached = details.get("cached_tokens") if isinstance(details, dict) else None
     model = data.get("model")
     return Reply(text if isinstance(text, str) else "", int(usage.get("prompt_tokens") or 0),
                  int(usage.get("completion_tokens") or 0),
-                 model if isinstance(model, str) else None)
+                 model if isinstance(model, str) else None,
+                 cached_tokens=int(cached) if isinstance(cached, int) else 0)
 
 
 def _timeout_or_reset(exc: BaseException) -> str:
@@ -171,6 +175,7 @@ def outcome_of(diagnosis: Any, reason: str | None, spent: list[Reply],
         diagnosis=diagnosis, degraded_reason=reason, call_failed=call_failed,
         calls=sum(r.attempts for r in spent), cache_hits=sum(r.cache_hit for r in spent),
         prompt_tokens=sum(r.prompt_tokens for r in spent),
+        cached_tokens=sum(r.cached_tokens for r in spent),
         completion_tokens=sum(r.completion_tokens for r in spent),
         latency_ms=sum(r.latency_ms for r in spent),
         reported_model=next((r.reported_model for r in reversed(spent) if r.reported_model),
@@ -201,6 +206,23 @@ def _build_tls(future: Future[ssl.SSLContext]) -> None:
         future.set_result(httpx2.create_ssl_context(verify=True, trust_env=True))
     except BaseException as exc:  # noqa: BLE001 - handed to whoever waits for it
         future.set_exception(exc)
+
+
+_MODE_WORDS = ("response_format", "json_schema", "json_object", "structured", "schema")
+
+
+def _refused_mode(exc: openai.APIStatusError, mode: str) -> UserError | None:
+    """A 400 that names the response format: the endpoint does not support the configured
+    mode. No fallback (answers of two modes under one fingerprint would mix two judges)."""
+    text = str(exc.message or "").lower()
+    if exc.status_code != 400 or mode == "text" or not any(w in text for w in _MODE_WORDS):
+        return None
+    other = "json_object or text" if mode == "json_schema" else "text"
+    return UserError(f"the endpoint refused response_format {mode} (400: "
+                     f"{' '.join(str(exc.message).split())[:160]})",
+                     "diag.openai.response_format",
+                     f"set it to {other} (a new fingerprint), or use an endpoint that "
+                     f"supports {mode}")
 
 
 class GovernedClient:
@@ -271,17 +293,11 @@ class GovernedClient:
                 self._fatal = EndpointAuthError("the endpoint rejected the API key (401)",
                                                 KEY_VAR, f"set a valid key in {KEY_VAR}")
                 raise self._fatal from None
-            except (openai.PermissionDeniedError, openai.NotFoundError) as exc:
-                self._record(question_id, attempt, str(exc.status_code), started)
-                self._fatal = UserError(f"the endpoint answered {exc.status_code} for model "
-                                        f"{self.model!r}", f"diag.model / {URL_VAR}",
-                                        "check the model name and the endpoint URL")
-                raise self._fatal from None
             except openai.APIStatusError as exc:
                 status = str(exc.status_code)
                 if exc.status_code < 500 and exc.status_code not in (408, 409, 429):
                     self._record(question_id, attempt, status, started)
-                    raise CallFailed(f"the endpoint refused the request ({status})") from None
+                    raise self._refused(exc) from None
                 retry_after = _retry_after(exc)
             except openai.APIConnectionError:
                 status = "connection_error"
@@ -296,6 +312,18 @@ class GovernedClient:
                 0.5 + self._rng.random() / 2)
             await self._sleep(min(delay, s.backoff_max_s))
         raise AssertionError("unreachable")
+
+    def _refused(self, exc: openai.APIStatusError) -> Exception:
+        """What a 4xx refusal means: 403/404 and an unsupported response format stop every
+        call that follows; any other stops this question only."""
+        if exc.status_code in (403, 404):
+            self._fatal = UserError(f"the endpoint answered {exc.status_code} for model "
+                                    f"{self.model!r}", f"diag.model / {URL_VAR}",
+                                    "check the model name and the endpoint URL")
+        else:
+            self._fatal = _refused_mode(exc, self.settings.response_format)
+        return self._fatal or CallFailed(f"the endpoint refused the request "
+                                         f"({exc.status_code})")
 
     def _from_cache(self, request: Prepared, question_id: str,
                     parse: Callable[[str], Any] | None) -> Reply | None:
@@ -316,12 +344,12 @@ class GovernedClient:
         # is parsed and stored (a slot idles for none of that work)
         await asyncio.sleep(0)
         self.breaker.success()
-        done = _parsed(Reply(reply.text, reply.prompt_tokens, reply.completion_tokens,
-                             reply.reported_model, latency, False, attempt + 1), parse)
+        done = _parsed(replace(reply, latency_ms=latency, cache_hit=False,
+                               attempts=attempt + 1), parse)
         self.store.record_call(self.fingerprint, question_id, attempt,
                                "ok" if done.error is None else "invalid_output", latency,
                                reply.prompt_tokens, reply.completion_tokens, False,
-                               reply.reported_model)
+                               reply.reported_model, reply.cached_tokens)
         return done
 
     def _record(self, question_id: str, attempt: int, status: str, started: float) -> None:
@@ -381,5 +409,7 @@ class GovernedClient:
                         pieces.append(choice.delta.content)
         finally:
             await stream.close()
+        details = getattr(usage, "prompt_tokens_details", None) if usage else None
         return Reply("".join(pieces), usage.prompt_tokens if usage else 0,
-                     usage.completion_tokens if usage else 0, model)
+                     usage.completion_tokens if usage else 0, model,
+                     cached_tokens=int(getattr(details, "cached_tokens", 0) or 0))

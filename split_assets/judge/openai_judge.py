@@ -21,7 +21,12 @@ from split_assets.judge.governed import (
     outcome_of,
     tls_context,
 )
-from split_assets.judge.render import OPEN_TOOL, render_messages, templates_for
+from split_assets.judge.render import (
+    OPEN_TOOL,
+    render_messages,
+    static_prompt,
+    templates_for,
+)
 from split_assets.judge.schema import Diagnosis
 from split_assets.lib.canonical import sha256_hex
 
@@ -48,12 +53,36 @@ def parse_diagnosis(text: str) -> Diagnosis:
         raise ValueError(problems) from None
 
 
+# keywords OpenAI's strict structured outputs refuse; pydantic still checks them on the answer
+_UNSUPPORTED_IN_STRICT = ("minLength", "maxLength")
+
+
+def _without(schema: Any, keys: tuple[str, ...]) -> Any:
+    if isinstance(schema, dict):
+        return {k: _without(v, keys) for k, v in schema.items() if k not in keys}
+    if isinstance(schema, list):
+        return [_without(v, keys) for v in schema]
+    return schema
+
+
+def diagnosis_response_format() -> dict[str, Any]:
+    """``response_format`` for ``json_schema``: the strict schema of the Diagnosis model
+    (openai's own conversion: every field required, no additional properties)."""
+    from openai.lib._pydantic import to_strict_json_schema
+
+    schema = _without(to_strict_json_schema(Diagnosis), _UNSUPPORTED_IN_STRICT)
+    return {"type": "json_schema",
+            "json_schema": {"name": "diagnosis", "strict": True, "schema": schema}}
+
+
 def request_params(settings: OpenAIJudgeConfig) -> dict[str, Any]:
     """The call settings sent with every request (what the endpoint is asked)."""
     params: dict[str, Any] = {"temperature": settings.temperature,
                               "max_tokens": settings.max_tokens}
-    if settings.json_mode:
+    if settings.response_format == "json_object":
         params["response_format"] = {"type": "json_object"}
+    elif settings.response_format == "json_schema":
+        params["response_format"] = diagnosis_response_format()
     return params
 
 
@@ -100,9 +129,18 @@ class OpenAIJudge:
 
     def estimated_tokens(self, case: JudgeCase, templates: dict[str, str]) -> int:
         """Prompt characters / 4 plus a quarter of the completion budget."""
+        return sum(self.token_estimate(case, templates))
+
+    def token_estimate(self, case: JudgeCase,
+                       templates: dict[str, str]) -> tuple[int, int, int]:
+        """(prompt tokens shared by every call -- what a provider's prefix cache can reuse --,
+        the case's own prompt tokens, completion tokens): characters / 4, and a quarter of
+        the completion budget."""
+        system, head = static_prompt(templates, self.context)
         messages = render_messages(templates, case, self.context, self.open_tool)
-        chars = sum(len(m["content"]) for m in messages)
-        return chars // 4 + self.diag.openai.max_tokens // 4
+        prefix = len(system) + len(head)
+        total = sum(len(m["content"]) for m in messages)
+        return prefix // 4, (total - prefix) // 4, self.diag.openai.max_tokens // 4
 
     def request_key(self, case: JudgeCase, templates: dict[str, str]) -> str | None:
         """The response-cache key of the first call for ``case`` (the dry run's estimate)."""

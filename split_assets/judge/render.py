@@ -1,15 +1,17 @@
-"""Rendering the judge prompts for one case: ``{{placeholder}}`` substitution, nothing clever.
+"""Rendering the judge prompts for one case, laid out for providers' prompt caches.
 
-How the seven templates combine into calls: ONE call per diagnosed question. The system message
-is ``span_eval_system``; the user message is ``defect_vs_lapse`` followed by each sub-analysis
-template (``missed_nodes``, ``evidence_sufficiency``, ``skill_adherence``, ``confirmation_bias``,
-``reasoning_sub`` in ``full`` context; ``reasoning_sub`` alone in ``answer_only``) as numbered
-sections, and a closing instruction to answer with one final JSON diagnosis. In ``full`` context
-the long values (trace, opened and evidence nodes, skills) are shown once, in a Context section
-before the analyses, and the analysis templates refer to it instead of repeating them (the
-templates were written to stand alone; repeating the trace five times would triple the prompt
-tokens). One call keeps the cost at one request per wrong answer (plus at most one repair call
-for invalid output).
+How the seven templates combine into calls: ONE call per diagnosed question. Everything that
+does not depend on the case comes first and is identical in every call of a context: the system
+message (``span_eval_system``), then the user message's instructions -- ``defect_vs_lapse``
+followed by each sub-analysis template (``missed_nodes``, ``evidence_sufficiency``,
+``skill_adherence``, ``confirmation_bias``, ``reasoning_sub`` in ``full`` context;
+``reasoning_sub`` alone in ``answer_only``) as numbered sections and a closing instruction. In
+that text each ``{{placeholder}}`` reads ``<placeholder>``: a reference to the case's value,
+given once, in a tagged block, in "The case" section that ends the message. So a provider's
+automatic prefix cache (OpenAI, vLLM, Anthropic-compatible proxies) reuses everything up to the
+first case value, and no value is repeated (the templates were written to stand alone; inlining
+the trace in five of them would triple the prompt tokens). One call keeps the cost at one
+request per wrong answer (plus at most one repair call for invalid output).
 """
 
 from __future__ import annotations
@@ -83,31 +85,49 @@ def _node_line(node) -> str:  # noqa: ANN001 - TreeNode
     return f"{node.id} [{node.start_s:.1f}-{node.end_s:.1f} s] {node.caption}"
 
 
-# The long context values are shown once, in a Context section, and each analysis template
-# refers to them there; short values (e.g. "(none opened)") stay inline.
-SHARED = (("opened_nodes", "Nodes the agent opened (id, time span, caption)"),
-          ("evidence_nodes", "Nodes overlapping the labelled evidence spans"),
-          ("skills", "Skills that apply to this task type"),
-          ("trace", "Agent's trace"))
-INLINE_MAX_CHARS = 200
+# The order of the case's values in "The case" (every placeholder a template may use)
+VALUE_ORDER = ("task_type", "difficulty", "question", "options", "answer", "predicted",
+               "response", "opened_nodes", "evidence_nodes", "skills", "trace")
+CASE_HEADING = ("## The case\n\nThe values the instructions above refer to as <name>, each "
+                "between <name> and </name>:")
+LEGEND = ("The instructions below refer to the values of the case as <name> (for example "
+          "<question>); the values follow in \"The case\" at the end of this message.")
+
+
+def reference(template: str) -> str:
+    """A template with each ``{{name}}`` written as the reference ``<name>``."""
+    return _PLACEHOLDER.sub(lambda m: f"<{m.group(1)}>", template)
+
+
+def used_values(templates: dict[str, str], context: str) -> tuple[str, ...]:
+    """The case values the context's templates refer to, in VALUE_ORDER (unknown placeholders
+    are left as written, as ``fill`` leaves them)."""
+    names = {m.group(1) for name in templates_for(context) for m in
+             _PLACEHOLDER.finditer(templates[name])}
+    return tuple(n for n in VALUE_ORDER if n in names)
+
+
+def static_prompt(templates: dict[str, str], context: str) -> tuple[str, str]:
+    """(system message, the user message's case-independent head): the same in every call."""
+    sections = FULL_SECTIONS if context == "full" else ANSWER_ONLY_SECTIONS
+    parts = [LEGEND, reference(templates["defect_vs_lapse"])]
+    for i, name in enumerate(sections, start=1):
+        parts.append(f"## Analysis {i}: {name}\n\n{reference(templates[name])}")
+    parts.append(CLOSING)
+    head = "\n\n---\n\n".join(parts) + "\n\n---\n\n" + CASE_HEADING + "\n\n"
+    return reference(templates["span_eval_system"]), head
+
+
+def case_block(values: dict[str, str], names: tuple[str, ...]) -> str:
+    """The case's values, each once, tagged with its name."""
+    return "\n\n".join(f"<{n}>\n{values[n]}\n</{n}>" for n in names)
 
 
 def render_messages(templates: dict[str, str], case: JudgeCase, context: str,
                     open_tool: str = OPEN_TOOL) -> list[dict[str, str]]:
-    """The chat messages of one diagnosis call."""
+    """The chat messages of one diagnosis call: the static prompt, then the case."""
+    system, head = static_prompt(templates, context)
     values = case_values(case, open_tool)
-    sections = FULL_SECTIONS if context == "full" else ANSWER_ONLY_SECTIONS
-    parts = [fill(templates["defect_vs_lapse"], values)]
-    section_values = values
-    if context == "full":
-        blocks, section_values = [], dict(values)
-        for name, title in SHARED:
-            blocks.append(f"### {title}\n{values[name]}")
-            if len(values[name]) > INLINE_MAX_CHARS:
-                section_values[name] = f"(see \"{title}\" in the Context section above)"
-        parts.append("## Context (shared by the analyses below)\n\n" + "\n\n".join(blocks))
-    for i, name in enumerate(sections, start=1):
-        parts.append(f"## Analysis {i}: {name}\n\n{fill(templates[name], section_values)}")
-    parts.append(CLOSING)
-    return [{"role": "system", "content": fill(templates["span_eval_system"], values)},
-            {"role": "user", "content": "\n\n---\n\n".join(parts)}]
+    return [{"role": "system", "content": system},
+            {"role": "user", "content": head + case_block(values, used_values(templates,
+                                                                               context))}]

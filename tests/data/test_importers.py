@@ -338,5 +338,6 @@ def test_an_import_writes_the_users_yaml_1_1_words_back_as_they_were(tmp_path: P
     assert "json_mode: yes" in after and "stream: off" in after
     assert "- 'on'" in after or "['on']" in after
     loaded = load_config(config).config
-    assert loaded.diag.openai.json_mode is True and loaded.diag.openai.stream is False
+    assert loaded.diag.openai.response_format == "json_object"  # json_mode: yes, read as true
+    assert loaded.diag.openai.stream is False
     assert loaded.diag.reference_runs == ["on"]

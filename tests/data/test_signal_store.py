@@ -51,7 +51,9 @@ def test_a_store_of_the_first_release_is_migrated_in_place(tmp_path: Path) -> No
     assert conn.execute(select).fetchall() == before  # every row and value kept
     assert "updated_at" in {r[1] for r in conn.execute("PRAGMA table_info(signals)")}
     assert conn.execute("SELECT * FROM llm_cache").fetchall() == cache
-    assert conn.execute("SELECT * FROM llm_calls ORDER BY rowid").fetchall() == calls
+    # every call kept; cached_tokens (schema 4) added, 0 for calls made before it existed
+    assert conn.execute("SELECT * FROM llm_calls ORDER BY rowid").fetchall() == [
+        (*c, 0) for c in calls]
     assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     conn.close()
     with SignalStore(db) as store:  # opening a migrated store again changes nothing

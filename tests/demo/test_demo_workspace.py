@@ -457,7 +457,7 @@ def test_every_reply_extracts_to_its_recorded_letter(tmp_path: Path) -> None:
 DEMO_FINGERPRINT = "fp-daeaccd408bd"
 DEMO_SPLIT_ID = "a80b4058c420"
 DEMO_POOLS_SHA256 = "d9bce284d89d65138747e48e2cf0505291ae2925f4006aa5da7d341e196f8c37"
-DEMO_MANIFEST_SHA256 = "2055a2227140b0ca96bfedd68be04a1bd15f495245007f064c18acd5a7088dff"
+DEMO_MANIFEST_SHA256 = "9eb78d9d7b03ca3a10321769633ce95945058f621445e01635113e5abe3773b7"
 
 
 def test_demo_outputs_pinned(full: tuple[WorkspaceSummary, float], tmp_path: Path,

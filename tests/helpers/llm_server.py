@@ -141,6 +141,24 @@ def _split_pieces(content: str, n: int = STREAM_PIECES) -> list[str]:
     return [content[i : i + size] for i in range(0, len(content), size)]
 
 
+CACHE_BLOCK_TOKENS = 64  # providers cache prompt prefixes in blocks (e.g. vLLM 16, OpenAI 128)
+PROMPT_MEMORY = 8  # earlier prompts the prefix cache compares with (the first ones seen)
+
+
+def _common_prefix(a: str, b: str) -> int:
+    n = min(len(a), len(b))
+    if a[:n] == b[:n]:
+        return n
+    lo, hi = 0, n  # binary search on equal prefixes: C-speed slices, not a Python loop
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if a[:mid] == b[:mid]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
 def _error_body(status: int, message: str | None = None) -> dict:
     if status == 401:
         err_type, code = "invalid_request_error", "invalid_api_key"
@@ -221,6 +239,7 @@ class FakeLLM:
         self._ready = threading.Event()
         self._start_error: BaseException | None = None
         self._conns: set[asyncio.Task] = set()
+        self._prompts: list[str] = []  # for the prefix cache's cached_tokens
 
     # ---------------------------------------------------------------- public API
 
@@ -484,7 +503,8 @@ class FakeLLM:
             extra = []
             if action.retry_after is not None:
                 extra.append(("Retry-After", _fmt_seconds(action.retry_after)))
-            return await self._send_error(writer, action.status, keep_alive, extra_headers=extra)
+            return await self._send_error(writer, action.status, keep_alive, action.content,
+                                          extra_headers=extra)
 
         content = self._content_for(action, body)
         if body.get("stream"):
@@ -501,18 +521,31 @@ class FakeLLM:
             return action.content or ""
         return action.content if action.content is not None else default_content(body)
 
-    @staticmethod
-    def _usage(body: dict, content: str) -> dict:
+    def _usage(self, body: dict, content: str) -> dict:
+        """Tokens are characters / 4. ``cached_tokens``: like a provider's automatic prefix
+        cache, the longest prefix this prompt shares with any earlier prompt, in whole blocks
+        of ``CACHE_BLOCK_TOKENS`` (reported in ``prompt_tokens_details``)."""
+        text = "\x00".join(
+            f"{m.get('role')}\x01{message_text(m.get('content'))}"
+            for m in body.get("messages") or []
+            if isinstance(m, dict)
+        )
+        with self._lock:
+            shared = max((_common_prefix(text, seen) for seen in self._prompts), default=0)
+            if len(self._prompts) < PROMPT_MEMORY:
+                self._prompts.append(text)
         prompt_chars = sum(
             len(message_text(m.get("content")))
             for m in body.get("messages") or []
             if isinstance(m, dict)
         )
         prompt, completion = prompt_chars // 4, len(content) // 4
+        cached = min(prompt, shared // 4 // CACHE_BLOCK_TOKENS * CACHE_BLOCK_TOKENS)
         return {
             "prompt_tokens": prompt,
             "completion_tokens": completion,
             "total_tokens": prompt + completion,
+            "prompt_tokens_details": {"cached_tokens": cached},
         }
 
     async def _send_completion(
