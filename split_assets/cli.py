@@ -146,6 +146,14 @@ def fingerprint(config: Path | None, register: bool = False,
     return 0
 
 
+def agreement(a: str, b: str, config: Path | None) -> int:
+    """``split-assets agreement``: kappa between two judges on the questions both diagnosed."""
+    from split_assets.evaluation.judges import compare_fingerprints, text
+
+    print(text(compare_fingerprints(_workspace(config), a, b)))
+    return 0
+
+
 def verify(pools_json: Path, config: Path | None, recompute: bool = False) -> int:
     """Re-check a frozen pools.json against the config's inputs."""
     from split_assets.split.checking import check_pools_file, read_pools_file
@@ -206,6 +214,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--recompute", action="store_true",
                    help="also re-run the selection from the inputs and compare the bytes")
 
+    p = sub.add_parser("agreement", help="Cohen's kappa between two judges (fingerprints) on "
+                                         "the baseline's wrong answers both diagnosed")
+    p.add_argument("--a", required=True, metavar="FP1", help="a fingerprint (fp-...)")
+    p.add_argument("--b", required=True, metavar="FP2", help="another fingerprint")
+    p.add_argument("--config", type=Path, help=config_help)
     _add_run_data_parsers(sub, config_help)
     return parser
 
@@ -299,6 +312,8 @@ def _dispatch(args: argparse.Namespace) -> int:
                    args.no_wait)
     if args.command == "fingerprint":
         return fingerprint(args.config, args.register, args.diff)
+    if args.command == "agreement":
+        return agreement(args.a, args.b, args.config)
     if args.command == "verify":
         return verify(args.pools_json, args.config, args.recompute)
     if args.command == "import":

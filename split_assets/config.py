@@ -182,6 +182,9 @@ class DiagConfig(_Section):
     # answer_only rules judge: a wrong answer also wrong in >= min_agree of these runs is T2
     reference_runs: list[str] = Field(default_factory=list)
     min_agree: int | None = Field(default=None, ge=1)  # None: all the reference runs
+    # not fingerprinted: what the judge is compared with, and how good it must be
+    compare_with: str | None = Field(default=None, pattern=r"^fp-[0-9a-f]{12}$")
+    min_kappa: float | None = Field(default=None, ge=-1.0, le=1.0)
 
     def model_post_init(self, __context: Any) -> None:
         if len(set(self.reference_runs)) != len(self.reference_runs):

@@ -90,8 +90,9 @@ def diagnosis_signals(context: AssetExecutionContext, split_config: SplitConfigR
                             f"{ws.fingerprint.key}: {', '.join(models)}")
     stop_unless_settled(ws, report, allowed, ALLOW_DEGRADED_TAG)
     context.log.info(f"diagnosed {report.diagnosed} new, {report.already_done} already done")
-    return MaterializeResult(metadata=md.diagnosis_metadata(ws, report, rows, telemetry,
-                                                            allowed))
+    return MaterializeResult(metadata={**md.diagnosis_metadata(ws, report, rows, telemetry,
+                                                               allowed),
+                                       **md.agreement_metadata(ws)})
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ makes calls; nothing plotted that does not apply to the judge in use)."""
 from __future__ import annotations
 
 import json
+import math
 import statistics
 from collections import Counter
 from typing import TYPE_CHECKING, Any
@@ -225,3 +226,46 @@ def frozen_metadata(ws: Workspace, problem: SplitProblem, frozen: FrozenSplit,
 
 
 _TIERS = ("correct", "T0", "T1", "T2", "degraded")
+
+
+def agreement_metadata(ws: Workspace) -> dict[str, Any]:
+    """``diag.compare_with``: kappa of this judge against the named fingerprint (plottable
+    numbers, the confusion matrix and the per-task-type kappas as tables)."""
+    from split_assets.errors import UserError
+    from split_assets.evaluation.judges import compare_fingerprints
+
+    other = ws.loaded.config.diag.compare_with
+    if other is None:
+        return {}
+    try:
+        c = compare_fingerprints(ws, ws.fingerprint.key, other)
+    except UserError as exc:  # informative only: never stops the diagnosis that was paid for
+        return {"agreement": MetadataValue.text(f"not computed: {exc.line()}")}
+    tier, error = c.tier.overall, c.error_type.overall
+    labels = tier.labels
+    return {
+        "compare_with": other,
+        "agreement_n": tier.n,
+        "kappa_tier": _kappa_value(tier.kappa),
+        "kappa_tier_ci": MetadataValue.text(f"[{tier.low:.3f}, {tier.high:.3f}] (95 %, "
+                                            "bootstrap over videos)"),
+        "kappa_error_type": _kappa_value(error.kappa),
+        "tiers_changed": c.tiers_changed,
+        "floors_changed": c.floors_changed,
+        "agreement_confusion": table(
+            [("this_judge", "string"), *((f"{other}:{x}", "int") for x in labels)],
+            [[label, *map(int, row)] for label, row in zip(labels, tier.table, strict=True)]),
+        "agreement_by_task_type": table(
+            [("task_type", "string"), ("n", "int"), ("kappa_tier", "float"),
+             ("ci_low", "float"), ("ci_high", "float")],
+            [[t, k.n, *(None if math.isnan(x) else round(x, 4) for x in (k.kappa, k.low,
+                                                                          k.high))]
+             for t, k in c.tier.by_task_type.items()]),
+    }
+
+
+def _kappa_value(kappa: float) -> Any:
+    """A plottable kappa; undefined (one label only) as text, not a NaN point."""
+    if math.isnan(kappa):
+        return MetadataValue.text("undefined: a rater used one label only")
+    return MetadataValue.float(round(kappa, 4))
