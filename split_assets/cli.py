@@ -1,7 +1,7 @@
-"""``split-assets``: run, fingerprint, verify, import, compare, export-signals, demo. Expected
-errors are one line on stderr (``error: <what> (<where>): <how to fix>``) with exit 2 for what
-the user must fix (config, input, environment), exit 1 for a run that failed otherwise, and 130
-for Ctrl-C."""
+"""``split-assets``: run, fingerprint, agreement, review, verify, import, compare,
+export-signals, demo. Expected errors are one line on stderr (``error: <what> (<where>): <how
+to fix>``) with exit 2 for what the user must fix (config, input, environment), exit 1 for a run
+that failed otherwise, and 130 for Ctrl-C."""
 
 from __future__ import annotations
 
@@ -154,6 +154,25 @@ def agreement(a: str, b: str, config: Path | None) -> int:
     return 0
 
 
+def review(args: argparse.Namespace) -> int:
+    """``split-assets review export|import``: human labels for the judge's verdicts."""
+    ws = _workspace(args.config)
+    if args.action == "export":
+        from split_assets.review.sample import export_review, parse_stratify
+
+        written, strata = export_review(ws, args.n, parse_stratify(args.stratify), args.out,
+                                        args.show_judge, args.seed)
+        print(f"wrote {written} answers to review ({strata} strata, "
+              f"{ws.fingerprint.key}) to {args.out}")
+        return 0
+    from split_assets.review.labels import import_review
+
+    done = import_review(ws, args.csv, args.reviewer)
+    print(f"imported {done.labelled} labels of {args.reviewer} for run {ws.run_id} "
+          f"({done.unlabelled} rows left blank) into {ws.loaded.paths.signals_db}")
+    return 0
+
+
 def verify(pools_json: Path, config: Path | None, recompute: bool = False) -> int:
     """Re-check a frozen pools.json against the config's inputs."""
     from split_assets.split.checking import check_pools_file, read_pools_file
@@ -219,8 +238,29 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--a", required=True, metavar="FP1", help="a fingerprint (fp-...)")
     p.add_argument("--b", required=True, metavar="FP2", help="another fingerprint")
     p.add_argument("--config", type=Path, help=config_help)
+    _add_review_parsers(sub, config_help)
     _add_run_data_parsers(sub, config_help)
     return parser
+
+
+def _add_review_parsers(sub: argparse._SubParsersAction, config_help: str) -> None:
+    p = sub.add_parser("review", help="human review of the judge's verdicts: export a sample, "
+                                      "import the labels")
+    actions = p.add_subparsers(dest="action", required=True)
+    k = actions.add_parser("export", help="write a seeded sample of diagnosed answers as CSV")
+    k.add_argument("--n", type=int, required=True, help="answers to sample")
+    k.add_argument("--stratify", metavar="FIELDS",
+                   help="spread the sample evenly over these fields' strata: a comma-separated "
+                        "subset of tier,task_type,error_type,difficulty (weights undo it)")
+    k.add_argument("--out", type=Path, required=True, help="the CSV file to write")
+    k.add_argument("--show-judge", action="store_true",
+                   help="include the judge's verdict (hidden by default: unbiased labels)")
+    k.add_argument("--seed", type=int, default=0, help="the sample's seed (default 0)")
+    k.add_argument("--config", type=Path, help=config_help)
+    k = actions.add_parser("import", help="store a reviewer's labels in the signal store")
+    k.add_argument("csv", type=Path, metavar="REVIEW_CSV")
+    k.add_argument("--reviewer", required=True, help="who labelled (e.g. alice)")
+    k.add_argument("--config", type=Path, help=config_help)
 
 
 def _add_run_data_parsers(sub: argparse._SubParsersAction, config_help: str) -> None:
@@ -312,6 +352,8 @@ def _dispatch(args: argparse.Namespace) -> int:
                    args.no_wait)
     if args.command == "fingerprint":
         return fingerprint(args.config, args.register, args.diff)
+    if args.command == "review":
+        return review(args)
     if args.command == "agreement":
         return agreement(args.a, args.b, args.config)
     if args.command == "verify":

@@ -16,7 +16,7 @@ from split_assets.defs.assets import (
     infra_t0_signals,
     trainval_selection,
 )
-from split_assets.defs.checks import mcnemar_power, split_invariants
+from split_assets.defs.checks import judge_agreement, mcnemar_power, split_invariants
 from split_assets.defs.console_log import compact_console_logger
 from split_assets.defs.resources import build_resources
 from split_assets.defs.sensors import register_current_fingerprint
@@ -38,7 +38,7 @@ def make_definitions(config_path: Path | str | None = None,
     return Definitions(
         assets=[canonical_predictions, infra_t0_signals, diagnosis_signals, trainval_selection,
                 frozen_pools, candidate_evaluation],
-        asset_checks=[split_invariants, mcnemar_power],
+        asset_checks=[split_invariants, mcnemar_power, judge_agreement],
         jobs=[split_pipeline],
         sensors=[register_current_fingerprint],
         resources=build_resources(config_path, workspace),

@@ -73,7 +73,7 @@ def test_materialize_through_graphql_as_the_button_does(
     assert wait_for_run(dev.url, run_id, timeout_s=240) == "SUCCESS", dev.log_tail()
     assert check_evaluations(dev.url, run_id) == {name: True for name in (
         "mcnemar_power", "pools_disjoint", "pools_cover_benchmark", "videos_atomic",
-        "floors_met", "test_within_epsilon", "pools_sha256_matches")}
+        "floors_met", "test_within_epsilon", "pools_sha256_matches", "judge_agreement")}
     event = DagsterInstance.get().get_latest_materialization_event(AssetKey("frozen_pools"))
     assert event is not None and event.run_id == run_id
     pools = Path(event.asset_materialization.metadata["pools_path"].value)

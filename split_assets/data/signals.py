@@ -90,6 +90,20 @@ CREATE TABLE IF NOT EXISTS leases (
     PRIMARY KEY (baseline_run_id, diag_fingerprint, question_id)
 );
 CREATE INDEX IF NOT EXISTS leases_owner ON leases (owner);
+CREATE TABLE IF NOT EXISTS review_labels (
+    baseline_run_id TEXT NOT NULL,
+    question_id TEXT NOT NULL,
+    reviewer TEXT NOT NULL,
+    video_id TEXT NOT NULL,
+    task_type TEXT NOT NULL,
+    tier TEXT NOT NULL CHECK (tier IN ('T1', 'T2')),
+    error_type TEXT,
+    sampling_weight REAL NOT NULL CHECK (sampling_weight > 0),
+    stratum TEXT NOT NULL DEFAULT '',
+    notes TEXT NOT NULL DEFAULT '',
+    imported_at TEXT NOT NULL,
+    PRIMARY KEY (baseline_run_id, question_id, reviewer)
+);
 CREATE TABLE IF NOT EXISTS fingerprints (
     diag_fingerprint TEXT PRIMARY KEY,
     components TEXT NOT NULL,
@@ -372,6 +386,29 @@ class SignalStore(Leases):
                 return None
         return json.loads(row[0]) if row else None
 
+    # -- human review labels (keyed by run, question and reviewer: not by fingerprint, so they
+    # outlive a change of judge) ------------------------------------------------------------
+
+    def put_review_labels(self, labels: list[ReviewLabel]) -> None:
+        """Upsert labels in one transaction (all or nothing; importing again replaces)."""
+        with sqlite_errors(self.path, "write"), self._conn:
+            self._conn.executemany(
+                "INSERT OR REPLACE INTO review_labels VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [(x.baseline_run_id, x.question_id, x.reviewer, x.video_id, x.task_type, x.tier,
+                  x.error_type, x.sampling_weight, x.stratum, x.notes, utc_now())
+                 for x in labels])
+
+    def review_labels(self, baseline_run_id: str) -> list[ReviewLabel]:
+        with sqlite_errors(self.path, "read"):
+            try:
+                rows = self._conn.execute(
+                    "SELECT baseline_run_id, question_id, reviewer, video_id, task_type, tier, "
+                    "error_type, sampling_weight, stratum, notes FROM review_labels WHERE "
+                    "baseline_run_id = ? ORDER BY question_id, reviewer", (baseline_run_id,))
+                return [ReviewLabel(*r) for r in rows]
+            except sqlite3.OperationalError:  # a store of an earlier release, read-only
+                return []
+
     def telemetry(self, fingerprint: str) -> dict[str, Any]:
         """The endpoint's reported models, call statuses and latency by status."""
         return {"models": self.reported_models(fingerprint),
@@ -405,6 +442,22 @@ class SignalStore(Leases):
 
     def count(self) -> int:
         return int(self._conn.execute("SELECT COUNT(*) FROM signals").fetchone()[0])
+
+
+@dataclass(frozen=True, slots=True)
+class ReviewLabel:
+    """A human reviewer's verdict on one wrong answer of a baseline run."""
+
+    baseline_run_id: str
+    question_id: str
+    reviewer: str
+    video_id: str
+    task_type: str
+    tier: str
+    error_type: str | None
+    sampling_weight: float
+    stratum: str = ""
+    notes: str = ""
 
 
 def _quantile(sorted_values: list[float], q: float) -> float:

@@ -16,7 +16,7 @@ from dagster import (
     multi_asset_check,
 )
 
-from split_assets.defs.assets import frozen_pools
+from split_assets.defs.assets import diagnosis_signals, frozen_pools
 from split_assets.defs.failures import fails_cleanly
 from split_assets.defs.partitions import diag_fingerprint_partitions
 from split_assets.defs.resources import SplitConfigResource
@@ -97,6 +97,43 @@ def mcnemar_power(context: AssetCheckExecutionContext,
                             severity=AssetCheckSeverity.ERROR,
                             description=f"split {ws.split_id}: {detail}",
                             metadata={**metadata, **_which(ws)})
+
+
+@asset_check(asset=diagnosis_signals, blocking=True, partitions_def=diag_fingerprint_partitions,
+             description="Cohen's kappa of the judge's tiers against the human review labels "
+                         "(split-assets review): blocking below diag.min_kappa when set, "
+                         "otherwise informative.")
+@fails_cleanly
+def judge_agreement(context: AssetCheckExecutionContext,
+                    split_config: SplitConfigResource) -> AssetCheckResult:
+    from split_assets.review.labels import judge_vs_humans
+
+    ws = split_config.workspace(context.partition_key)
+    minimum = ws.loaded.config.diag.min_kappa
+    k = judge_vs_humans(ws)
+    if k is None or k.kappa != k.kappa:  # no labels, or kappa undefined (one label only)
+        detail = ("no human labels on this run's diagnosed answers yet" if k is None else
+                  f"kappa undefined on {k.n} label(s): judge and reviewers used one tier only")
+        how = "export a sample with 'split-assets review export', label it, import it"
+        return AssetCheckResult(
+            passed=minimum is None, severity=AssetCheckSeverity.ERROR,
+            description=f"split {ws.split_id}: {detail}"
+                        + (f"; diag.min_kappa {minimum} needs labels: {how}" if minimum
+                           is not None else f" ({how})"),
+            metadata={"labels": k.n if k else 0, **_which(ws)})
+    detail = (f"kappa {k.kappa:.3f} [{k.low:.3f}, {k.high:.3f}] (95 %, bootstrap over videos) "
+              f"on {k.n} human label(s)")
+    if minimum is not None:
+        detail += f"; diag.min_kappa {minimum}" + (
+            "" if k.kappa >= minimum else ": the judge is below it -- improve its prompts or "
+                                          "model, or lower diag.min_kappa")
+    return AssetCheckResult(
+        passed=minimum is None or k.kappa >= minimum, severity=AssetCheckSeverity.ERROR,
+        description=f"split {ws.split_id}: {detail}",
+        metadata={"kappa": round(k.kappa, 4), "ci_low": round(k.low, 4),
+                  "ci_high": round(k.high, 4), "labels": k.n,
+                  "observed_agreement": round(k.observed, 4),
+                  "min_kappa": minimum if minimum is not None else "not set", **_which(ws)})
 
 
 def _which(ws: Workspace) -> dict[str, str]:

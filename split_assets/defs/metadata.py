@@ -159,6 +159,8 @@ def _call_metadata(report: DiagnosisReport, telemetry: dict[str, Any]) -> dict[s
             round(lat[min(len(lat) - 1, int(0.95 * len(lat)))], 1) if lat else 0.0),
         "reported_models": MetadataValue.json(telemetry["models"]),
         "call_statuses": counts_table(telemetry["call_statuses"], "status"),
+        # answers that failed validation, each followed by one repair call
+        "repairs": telemetry["call_statuses"].get("invalid_output", 0),
         "latency_by_status": MetadataValue.json(telemetry["latency"]),
     }
 

@@ -106,6 +106,8 @@ def text(c: JudgeComparison) -> str:
         lines.append(f"  {label:<4}" + "".join(f"{int(x):>7}" for x in row))
     lines += ["", "kappa_tier per task type (>= 10 questions diagnosed by both)"]
     lines += [f"  {t}: {_k(k)}" for t, k in c.tier.by_task_type.items()]
+    lines += ["", "kappa_error_type per task type (>= 10 questions diagnosed by both)"]
+    lines += [f"  {t}: {_k(k)}" for t, k in c.error_type.by_task_type.items()]
     if c.floors:
         lines += ["", "floors (non-degraded T2 per task type, all diagnosed questions)"]
         lines += [f"  {f.task_type}: floor {f.floor}, a {f.t2_a}, b {f.t2_b}"

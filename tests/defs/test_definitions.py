@@ -61,8 +61,10 @@ def test_graph_shape() -> None:
         "canonical_predictions", "diagnosis_signals", "infra_t0_signals"}
     assert set(current["checks"]) == {"mcnemar_power", "pools_disjoint", "pools_cover_benchmark",
                                       "videos_atomic", "floors_met", "test_within_epsilon",
-                                      "pools_sha256_matches"}
-    assert all(c["blocking"] and c["asset"] == "frozen_pools" for c in current["checks"].values())
+                                      "pools_sha256_matches", "judge_agreement"}
+    assert all(c["blocking"] for c in current["checks"].values())
+    assert {name for name, c in current["checks"].items()
+            if c["asset"] != "frozen_pools"} == {"judge_agreement"}  # on diagnosis_signals
     assert current["executor"] == "in_process"
 
 

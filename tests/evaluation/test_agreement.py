@@ -100,7 +100,8 @@ def test_agreement_between_two_fingerprints(small_workspace: Path, run_cli) -> N
     # diag.compare_with: the same figures on diagnosis_signals (not a new fingerprint)
     edit_config(small_workspace, diag={"compare_with": OTHER})
     code, out, err = run_cli("run", "--config", str(small_workspace))
-    assert code == 0, err and kv(out)["fingerprint"] == fp
+    assert code == 0, err
+    assert kv(out)["fingerprint"] == fp
     from dagster import AssetKey, DagsterInstance
 
     meta = DagsterInstance.get().get_latest_materialization_event(

@@ -80,6 +80,7 @@ def test_cached_tokens_the_endpoint_reports_are_recorded_per_call(openai_config:
     assert meta["cached_prompt_tokens"].value == sum(cached)
     assert meta["cached_share"].value == pytest.approx(sum(cached) / prompt, abs=1e-4)
     assert meta["cached_share"].value > 0.5
+    assert meta["repairs"].value == 0 and meta["degraded"].value == 0
 
 
 def test_dry_run_splits_the_tokens_and_prices_them(openai_config: Path, server: FakeLLM,
@@ -97,7 +98,8 @@ def test_dry_run_splits_the_tokens_and_prices_them(openai_config: Path, server: 
         "input": 2.0, "cached_input": 0.5, "output": 8.0}}})
     code, out, err = run_cli("run", "--config", str(openai_config), "--dry-run")
     priced = kv(out)
-    assert code == 0, err and priced["fingerprint"] == plan["fingerprint"]  # not fingerprinted
+    assert code == 0, err
+    assert priced["fingerprint"] == plan["fingerprint"]  # the price is not fingerprinted
     full = (prefix + case) * 2.0 + completion * 8.0
     assert float(priced["estimated_cost_usd_no_cache"]) == pytest.approx(full / 1e6, abs=1e-4)
     assert float(priced["estimated_cost_usd"]) < float(priced["estimated_cost_usd_no_cache"])
