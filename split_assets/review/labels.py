@@ -45,9 +45,12 @@ def read_labels(ws: Workspace, path: Path, reviewer: str) -> tuple[list[ReviewLa
                         "use letters, digits and . _ @ - (e.g. alice)")
     try:
         text = path.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read the review file: {exc}", str(path),
+    except OSError as exc:
+        raise InputError(f"cannot read the review file: {exc.strerror or exc}", str(path),
                          "pass the CSV written by 'split-assets review export'") from None
+    except UnicodeDecodeError as exc:
+        raise InputError(f"the review file is not UTF-8 text (byte {exc.start})", str(path),
+                         "save it as UTF-8 CSV") from None
     reader = csv.DictReader(text.splitlines())
     missing = [c for c in REQUIRED if c not in (reader.fieldnames or ())]
     if missing:
