@@ -1,3 +1,4 @@
+# PYTHON_ARGCOMPLETE_OK
 """``split-assets``: run, fingerprint, agreement, review, verify, import, compare,
 export-signals, demo. Expected errors are one line on stderr (``error: <what> (<where>): <how
 to fix>``) with exit 2 for what the user must fix (config, input, environment), exit 1 for a run
@@ -7,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 from dataclasses import asdict
@@ -326,7 +328,15 @@ def import_run(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     try:
-        args = build_parser().parse_args(argv)
+        from split_assets import envfile
+
+        envfile.load(Path.cwd())  # the current folder's .env (settings, never printed)
+        parser = build_parser()
+        if "_ARGCOMPLETE" in os.environ:  # the shell asks for completions (README)
+            import argcomplete
+
+            argcomplete.autocomplete(parser)
+        args = parser.parse_args(argv)
         return _dispatch(args)
     except SplitAssetsError as exc:
         return _fail(exc)

@@ -407,8 +407,13 @@ def _check_signals_not_harness(loaded: LoadedConfig, where: str) -> None:
 
 
 def load_config(path: Path | str | None = None) -> LoadedConfig:
-    """Load and validate the config file (default: ``$SPLIT_ASSETS_CONFIG``)."""
+    """Load and validate the config file (default: ``$SPLIT_ASSETS_CONFIG``); the settings of
+    the ``.env`` files in the current folder and beside it are applied first (envfile.py)."""
+    from split_assets import envfile
+
+    envfile.load(Path.cwd())  # may name the config (SPLIT_ASSETS_CONFIG)
     path = Path(path) if path is not None else config_path_from_env()
+    envfile.load_for(path)
     if not path.is_file():
         raise ConfigError(f"config file not found: {path}", CONFIG_ENV_VAR if path ==
                           config_path_from_env() else "--config",

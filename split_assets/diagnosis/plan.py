@@ -8,9 +8,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from split_assets import envfile
 from split_assets.data.harness import CanonicalPrediction
 from split_assets.data.signals import SignalRow, SignalStore
 from split_assets.errors import ConfigError, InfeasibleSplitError
+
+# the environment settings the README documents
+SETTINGS = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "SPLIT_ASSETS_CONFIG", "DAGSTER_HOME",
+            "SPLIT_ASSETS_LEASE_TTL_S", "SSL_CERT_FILE", "SSL_CERT_DIR")
 
 if TYPE_CHECKING:
     from split_assets.config import PriceConfig
@@ -193,7 +198,9 @@ class Preflight:
                 ("infra_t0", sum(is_infra_wrong(p) for p in preds)),
                 ("to_diagnose", len(plan.todo)), ("already_diagnosed", plan.already_done),
                 ("settled_degraded", len(plan.settled)), *cost.lines(),
-                ("out_dir", ws.out_dir)]
+                ("out_dir", ws.out_dir),
+                # where each environment setting came from (names only, never values)
+                *((f"source.{name}", where) for name, where in envfile.sources(SETTINGS))]
 
 
 def preflight(ws: Workspace, estimate: bool = False) -> Preflight:

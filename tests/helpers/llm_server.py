@@ -213,6 +213,7 @@ class FakeLLM:
       ``statuses``       the status decided for each request (0 for a reset). It has the same index
                          as ``requests``, and is recorded when the request is admitted.
       ``request_times``  the ``time.monotonic()`` arrival time of each request (same index).
+      ``keys``           the API key (bearer token) each chat request carried.
     """
 
     def __init__(
@@ -240,6 +241,7 @@ class FakeLLM:
         self._start_error: BaseException | None = None
         self._conns: set[asyncio.Task] = set()
         self._prompts: list[str] = []  # for the prefix cache's cached_tokens
+        self.keys: list[str] = []  # the bearer key of each chat request (tests of .env files)
 
     # ---------------------------------------------------------------- public API
 
@@ -267,6 +269,7 @@ class FakeLLM:
             self.requests.clear()
             self.statuses.clear()
             self.request_times.clear()
+            self.keys.clear()
             self._script.clear()
 
     def start(self) -> FakeLLM:
@@ -478,6 +481,8 @@ class FakeLLM:
 
         auth = request.headers.get("authorization", "")
         key = auth[7:].strip() if auth[:7].lower() == "bearer " else ""
+        with self._lock:
+            self.keys.append(key)
         if not key or key == "bad-key":
             self._admit(body, 401)
             await self._sleep(self.latency_s)
