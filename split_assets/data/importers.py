@@ -99,35 +99,8 @@ def import_videomme(results: Path, run_id: str, workspace: Path, replace: bool =
         raise InputError(f"none of the {len(from_file.questions)} questions has a response",
                          str(results), "import a results file: each question needs the "
                                        "model's answer in 'response'")
-    bench_path = workspace / BENCHMARK_FILE
-    first = not bench_path.is_file()
-    if first:
-        if (workspace / HARNESS_DB).exists():
-            raise UserError(f"{workspace / HARNESS_DB} exists but {BENCHMARK_FILE} does not",
-                            str(workspace), "import into an empty folder or a workspace made "
-                                            "by 'split-assets import'")
-        benchmark = from_file
-    else:
-        benchmark = load_benchmark(bench_path.parent)
-        _check_matches(benchmark, from_file, results)
-    _check_missing(set(benchmark.by_id) - set(answers), len(benchmark.by_id), results, partial)
-    _check_run_free(workspace, run_id, replace)
-    config = workspace / CONFIG_FILE
-    doc = _load_config_doc(config) if config.exists() else None
-    summary = ImportSummary(run_id, len(benchmark.by_id), 0, workspace)
-    # everything checked: write
-    if first:
-        atomic_write_bytes(bench_path, bench_bytes)
-        summary.created.append(BENCHMARK_FILE)
-    _write_run(workspace, run_id, answers, replace, summary)
-    if doc is None:
-        save_document(config, _new_config(benchmark, run_id, answers))
-        summary.created.append(CONFIG_FILE)
-        summary.notes.append(f"baseline_run_id: {run_id}; run it with: split-assets run "
-                             f"--config {config}")
-    elif _register(doc, config, run_id, "reference", summary):
-        save_document(config, doc)
-    return summary
+    return finish_import(results, run_id, workspace, answers, replace=replace,
+                         partial=partial, role=None, built=(from_file, bench_bytes))
 
 
 def _benchmark_bytes(results: Path) -> bytes:
@@ -181,7 +154,6 @@ def import_predictions(jsonl: Path, run_id: str, workspace: Path, replace: bool 
     if not jsonl.is_file():
         raise UserError(f"predictions file not found: {jsonl}", "--jsonl",
                         "pass a JSONL file of {question_id, response | prediction} lines")
-    benchmark = load_benchmark(bench_dir.parent)
     answers: dict[str, _Answer] = {}
     try:
         text = jsonl.read_text(encoding="utf-8")
@@ -208,26 +180,65 @@ def import_predictions(jsonl: Path, run_id: str, workspace: Path, replace: bool 
                                                                         "question")
         answers[qid] = _Answer(_text(record.get("prediction")), _text(record.get("response")),
                                _text(record.get("stop_reason")))
-    unknown = sorted(set(answers) - set(benchmark.by_id))
-    if unknown:
-        raise InputError(f"{len(unknown)} of {len(answers)} question ids are not in the "
-                         f"workspace's benchmark (e.g. {', '.join(unknown[:5])})", str(jsonl),
-                         "import predictions of the same benchmark")
-    _check_missing(set(benchmark.by_id) - set(answers), len(benchmark.by_id), jsonl, partial)
-    config = workspace / CONFIG_FILE
-    if role is not None and not config.is_file():
-        raise UserError(f"no {CONFIG_FILE} in {workspace} to register the run in",
-                        "--role", "import the baseline with 'split-assets import videomme'")
-    _check_run_free(workspace, run_id, replace)
-    doc = _load_config_doc(config) if role is not None else None
-    summary = ImportSummary(run_id, len(benchmark.by_id), 0, workspace)
-    _write_run(workspace, run_id, answers, replace, summary)
-    if doc is not None and role is not None and _register(doc, config, run_id, role, summary):
-        save_document(config, doc)
-    return summary
+    return finish_import(jsonl, run_id, workspace, answers, replace=replace, partial=partial,
+                         role=role, built=None, default_role=None)
 
 
 # ---------------------------------------------------------------- shared -----------------
+
+def finish_import(source: Path, run_id: str, workspace: Path, answers: dict[str, _Answer], *,
+                  replace: bool, partial: bool, role: str | None,
+                  built: tuple[Benchmark, bytes] | None,
+                  default_role: str | None = "reference") -> ImportSummary:
+    """Everything after a source file was read, alike for every importer: the benchmark (the
+    source's own on a first import, else the workspace's, which the source must match), the
+    answers checked against it, then -- only when every check passed -- the benchmark, the
+    run and the config written. The first import makes the run the baseline; a later one is
+    registered as ``role`` (else ``default_role``; None: not registered)."""
+    bench_path = workspace / BENCHMARK_FILE
+    first = not bench_path.is_file()
+    if first:
+        if built is None:
+            raise UserError(f"no benchmark in {workspace} ({BENCHMARK_FILE})", "--workspace",
+                            "import the baseline first from a file that carries the questions "
+                            "(split-assets import videomme, or lmms-eval samples with docs)")
+        if (workspace / HARNESS_DB).exists():
+            raise UserError(f"{workspace / HARNESS_DB} exists but {BENCHMARK_FILE} does not",
+                            str(workspace), "import into an empty folder or a workspace made "
+                                            "by 'split-assets import'")
+        benchmark = built[0]
+    else:
+        benchmark = load_benchmark(bench_path.parent)
+        if built is not None:
+            _check_matches(benchmark, built[0], source)
+    unknown = sorted(set(answers) - set(benchmark.by_id))
+    if unknown:
+        raise InputError(f"{len(unknown)} of {len(answers)} question ids are not in the "
+                         f"workspace's benchmark (e.g. {', '.join(unknown[:5])})", str(source),
+                         "import answers to the same benchmark")
+    _check_missing(set(benchmark.by_id) - set(answers), len(benchmark.by_id), source, partial)
+    config = workspace / CONFIG_FILE
+    register = role or default_role
+    if role is not None and not first and not config.is_file():
+        raise UserError(f"no {CONFIG_FILE} in {workspace} to register the run in",
+                        "--role", "import the baseline with 'split-assets import'")
+    _check_run_free(workspace, run_id, replace)
+    doc = _load_config_doc(config) if register is not None and config.exists() else None
+    summary = ImportSummary(run_id, len(benchmark.by_id), 0, workspace)
+    if first and built is not None:  # everything checked: write
+        atomic_write_bytes(bench_path, built[1])
+        summary.created.append(BENCHMARK_FILE)
+    _write_run(workspace, run_id, answers, replace, summary)
+    if first and not config.exists():
+        save_document(config, _new_config(benchmark, run_id, answers))
+        summary.created.append(CONFIG_FILE)
+        summary.notes.append(f"baseline_run_id: {run_id}; run it with: split-assets run "
+                             f"--config {config}")
+    elif doc is not None and register is not None and _register(doc, config, run_id, register,
+                                                                summary):
+        save_document(config, doc)
+    return summary
+
 
 def _check_run_id(run_id: str) -> None:
     if not run_id or run_id.strip() != run_id or not run_id.isprintable():
