@@ -276,9 +276,20 @@ def _add_run_data_parsers(sub: argparse._SubParsersAction, config_help: str) -> 
                          help="flat JSONL {question_id, response | prediction, stop_reason?}")
     k.add_argument("--jsonl", type=Path, required=True, help="the predictions JSONL file")
     _import_args(k)
-    k.add_argument("--role", choices=("reference", "candidate", "control"),
-                   help="also register the run in video_split.yaml: a reference run of the "
-                        "answer_only judge, an evaluation candidate, or the control run")
+    _role_arg(k)
+    k = kinds.add_parser("lmms-eval", help="lmms-eval --log_samples output of a videomme task "
+                                           "(<date>_samples_<task>.jsonl)")
+    k.add_argument("--samples", type=Path, nargs="+", required=True, metavar="FILE",
+                   help="the samples JSONL file(s) of one run (several: e.g. --limit offsets)")
+    k.add_argument("--task", help="the task variant to import (videomme, videomme_w_subtitle, "
+                                  "...) when the files hold several")
+    _import_args(k)
+    _role_arg(k)
+    k = kinds.add_parser("vlmevalkit", help="VLMEvalKit's Video-MME prediction table "
+                                            "(.xlsx, .tsv or .csv)")
+    k.add_argument("--results", type=Path, required=True, help="the prediction table")
+    _import_args(k)
+    _role_arg(k)
 
     p = sub.add_parser("compare", help="compare a candidate run with the baseline on the frozen "
                                        "validation and test pools (McNemar)")
@@ -301,6 +312,12 @@ def _add_run_data_parsers(sub: argparse._SubParsersAction, config_help: str) -> 
                    help=f"where to build it (default: {DEFAULT_DEMO_DIR}/)")
 
 
+def _role_arg(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--role", choices=("reference", "candidate", "control"),
+                        help="register the run in video_split.yaml as a reference run of the "
+                             "answer_only judge, an evaluation candidate, or the control run")
+
+
 def _import_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--run-id", required=True, help="the run id to store the answers under")
     parser.add_argument("--workspace", type=Path, required=True,
@@ -312,12 +329,20 @@ def _import_args(parser: argparse.ArgumentParser) -> None:
 
 
 def import_run(args: argparse.Namespace) -> int:
-    """``split-assets import videomme|predictions``."""
+    """``split-assets import videomme|predictions|lmms-eval|vlmevalkit``."""
     from split_assets.data import importers
 
     if args.kind == "videomme":
         summary = importers.import_videomme(args.results, args.run_id, args.workspace,
                                             args.replace, args.partial)
+    elif args.kind in ("lmms-eval", "vlmevalkit"):
+        from split_assets.data import frameworks
+
+        summary = (frameworks.import_lmms_eval(args.samples, args.run_id, args.workspace,
+                                               args.replace, args.partial, args.role, args.task)
+                   if args.kind == "lmms-eval" else
+                   frameworks.import_vlmevalkit(args.results, args.run_id, args.workspace,
+                                                args.replace, args.partial, args.role))
     else:
         summary = importers.import_predictions(args.jsonl, args.run_id, args.workspace,
                                                args.replace, args.partial, args.role)
