@@ -18,6 +18,7 @@ from split_assets.defs.assets import (
 )
 from split_assets.defs.checks import judge_agreement, mcnemar_power, split_invariants
 from split_assets.defs.console_log import compact_console_logger
+from split_assets.defs.instance import DIAGNOSIS_TAG
 from split_assets.defs.resources import build_resources
 from split_assets.defs.sensors import register_current_fingerprint
 
@@ -28,7 +29,8 @@ SPLIT_JOB = "split_pipeline"
 
 split_pipeline = define_asset_job(
     SPLIT_JOB, selection=AssetSelection.all(),
-    description="Every asset and check of one fingerprint partition.")
+    description="Every asset and check of one fingerprint partition.",
+    tags={DIAGNOSIS_TAG: "true"})  # what a team instance's run queue limits (README)
 
 
 def make_definitions(config_path: Path | str | None = None,

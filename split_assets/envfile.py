@@ -18,7 +18,7 @@ import os
 from pathlib import Path
 
 PREFIXES = ("OPENAI_", "SPLIT_ASSETS_")
-NAMES = frozenset({"SSL_CERT_FILE", "SSL_CERT_DIR", "DAGSTER_HOME"})
+NAMES = frozenset({"SSL_CERT_FILE", "SSL_CERT_DIR", "DAGSTER_HOME", "DAGSTER_POSTGRES_URL"})
 ENVIRONMENT = "environment"
 
 _set_by_us: dict[str, tuple[str, str]] = {}  # name -> (value, .env path) that this module set

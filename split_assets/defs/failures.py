@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 from dagster import Failure, MetadataValue
 
 from split_assets.errors import SplitAssetsError, environment_error
+from split_assets.lib import interrupts
 
 F = TypeVar("F", bound=Callable[..., Any])
 EXIT_CODE_KEY = "exit_code"
@@ -51,8 +52,10 @@ def fails_cleanly(fn: F) -> F:
 
 @contextmanager
 def _translated() -> Iterator[None]:
+    interrupts.check()  # a Ctrl-C Dagster's handler dropped stops the run here
     try:
         yield
+        interrupts.check()
     except Failure:
         raise
     except SplitAssetsError as exc:

@@ -12,6 +12,31 @@ from split_assets.errors import UserError, environment_error
 
 # telemetry off; no first-visit modal in the UI
 DAGSTER_YAML = "telemetry:\n  enabled: false\nnux:\n  enabled: false\n"
+DIAGNOSIS_TAG = "split_assets/diagnosis"  # on every run of the split_pipeline job
+
+
+def team_dagster_yaml(limit: int = 2, max_runs: int = 8) -> str:
+    """README "Running for a team": the instance on PostgreSQL (dagster-postgres; the URL from
+    ``DAGSTER_POSTGRES_URL``, never in the file), the queued run coordinator letting at most
+    ``limit`` diagnosis runs call the endpoint at once."""
+    return f"""\
+storage:
+  postgres:
+    postgres_url:
+      env: DAGSTER_POSTGRES_URL
+run_coordinator:
+  module: dagster.core.run_coordinator
+  class: QueuedRunCoordinator
+  config:
+    max_concurrent_runs: {max_runs}
+    tag_concurrency_limits:
+      - key: {DIAGNOSIS_TAG}
+        limit: {limit}
+telemetry:
+  enabled: false
+nux:
+  enabled: false
+"""
 
 
 def dagster_home() -> Path:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from split_assets.errors import Interrupted, ReportedError, RunFailure, SplitAssetsError
+from split_assets.lib import interrupts
 from split_assets.lib.failpoints import failpoint
 from split_assets.workspace import Workspace
 
@@ -21,9 +22,10 @@ def run_split_job(ws: Workspace, tags: dict[str, str]) -> None:
     failpoint("run.registered")
     job = make_definitions(workspace=ws).resolve_job_def(SPLIT_JOB)
     run_config = {"loggers": {"console": {"config": {"log_level": "DEBUG"}}}}
-    result = job.execute_in_process(run_config=run_config, instance=instance,
-                                    partition_key=ws.fingerprint.key, tags=tags,
-                                    raise_on_error=False)
+    with interrupts.watch():  # a Ctrl-C is never lost (lib/interrupts.py)
+        result = job.execute_in_process(run_config=run_config, instance=instance,
+                                        partition_key=ws.fingerprint.key, tags=tags,
+                                        raise_on_error=False)
     if not result.success:
         raise failure_of(result)
 

@@ -127,7 +127,7 @@ def test_checks_run_on_their_own_per_partition(
     assert {k: v for k, v in run.tags.items() if k.startswith("split_assets/")} == {
         "split_assets/fingerprint": key, "split_assets/judge": "rules",
         "split_assets/model": "rules-v1", "split_assets/prompt_version": "v1",
-        "split_assets/context": "full"}
+        "split_assets/context": "full", "split_assets/diagnosis": "true"}
     keys = {AssetCheckKey(AssetKey("frozen_pools"), name)
             for name in (*INVARIANTS, "mcnemar_power")}
     job = make_definitions(small_workspace).resolve_job_def(SPLIT_JOB)
