@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from dagster import AssetSelection, Definitions, define_asset_job, in_process_executor
+from dagster import AssetSelection, Definitions, define_asset_job
 
 from split_assets.defs.assets import (
     candidate_evaluation,
@@ -18,6 +18,7 @@ from split_assets.defs.assets import (
 )
 from split_assets.defs.checks import judge_agreement, mcnemar_power, split_invariants
 from split_assets.defs.console_log import compact_console_logger
+from split_assets.defs.executors import chosen_executor
 from split_assets.defs.instance import DIAGNOSIS_TAG
 from split_assets.defs.resources import build_resources
 from split_assets.defs.sensors import register_current_fingerprint
@@ -34,9 +35,11 @@ split_pipeline = define_asset_job(
 
 
 def make_definitions(config_path: Path | str | None = None,
-                     workspace: Workspace | None = None) -> Definitions:
+                     workspace: Workspace | None = None,
+                     executor: str | None = None) -> Definitions:
     """The code location over one config file (default: ``$SPLIT_ASSETS_CONFIG``), or over a
-    workspace a command already built (the CLI's in-process run)."""
+    workspace a command already built (the CLI's in-process run); ``executor``: local (the
+    default), celery or k8s (default: ``$SPLIT_ASSETS_EXECUTOR``, defs/executors.py)."""
     return Definitions(
         assets=[canonical_predictions, infra_t0_signals, diagnosis_signals, trainval_selection,
                 frozen_pools, candidate_evaluation],
@@ -44,7 +47,7 @@ def make_definitions(config_path: Path | str | None = None,
         jobs=[split_pipeline],
         sensors=[register_current_fingerprint],
         resources=build_resources(config_path, workspace),
-        executor=in_process_executor,
+        executor=chosen_executor(executor),
         loggers={"console": compact_console_logger},
     )
 

@@ -8,6 +8,7 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from conftest import edit_config, kv
 from dagster import AssetKey, DynamicPartitionsDefinition
 
@@ -65,7 +66,52 @@ def test_graph_shape() -> None:
     assert all(c["blocking"] for c in current["checks"].values())
     assert {name for name, c in current["checks"].items()
             if c["asset"] != "frozen_pools"} == {"judge_agreement"}  # on diagnosis_signals
-    assert current["executor"] == "in_process"
+    assert current["executor"] == "multi_or_in_process_executor"  # in-process by default
+
+
+@pytest.mark.parametrize(("name", "executor"), [("celery", "celery"), ("k8s", "k8s")])
+def test_the_same_definitions_load_on_celery_and_k8s(name: str, executor: str,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    from split_assets.definitions import make_definitions
+
+    monkeypatch.setenv("SPLIT_ASSETS_EXECUTOR", name)
+    defs = make_definitions("unused.yaml")
+    job = defs.resolve_job_def(SPLIT_JOB)
+    assert job.executor_def.name == executor
+    assert {k.to_user_string() for k in defs.resolve_asset_graph().get_all_asset_keys()} == \
+        set(describe()["assets"])  # the same six assets, unchanged
+
+
+def test_an_unknown_executor_is_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    from split_assets.definitions import make_definitions
+    from split_assets.errors import ConfigError
+
+    monkeypatch.setenv("SPLIT_ASSETS_EXECUTOR", "ray")
+    with pytest.raises(ConfigError, match="SPLIT_ASSETS_EXECUTOR='ray' is not an executor"):
+        make_definitions("unused.yaml")
+
+
+def test_multiprocess_runs_steps_in_their_own_processes(small_workspace: Path, run_cli,  # noqa: ANN001
+                                                       dagster_home: Path) -> None:
+    """`execution: {config: {multiprocess: ...}}` on the local executor (here through
+    `dagster asset materialize`): the steps run in their own processes, two at a time."""
+    import re
+    import subprocess
+    import sys
+
+    code, out, err = run_cli("fingerprint", "--config", str(small_workspace), "--register")
+    assert code == 0, err
+    env = dict(os.environ, DAGSTER_HOME=str(dagster_home),
+               SPLIT_ASSETS_CONFIG=str(small_workspace))
+    config = json.dumps({"execution": {"config": {"multiprocess": {"max_concurrent": 2}}}})
+    proc = subprocess.run([str(Path(sys.executable).parent / "dagster"), "asset", "materialize",
+                           "-m", "split_assets.definitions", "--select", "*", "--partition",
+                           out.splitlines()[0], "--config-json", config],
+                          capture_output=True, text=True, env=env, check=False, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "STEP_WORKER_STARTED" in proc.stderr or "Launching subprocess" in proc.stderr
+    pids = set(re.findall(r" - (\d+) - \S+ - STEP_START", proc.stderr))
+    assert len(pids) > 1, proc.stderr[-2000:]  # one process per step
 
 
 def test_partition_key_must_match_config_fingerprint(small_workspace: Path) -> None:
