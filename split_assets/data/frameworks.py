@@ -211,8 +211,10 @@ def import_vlmevalkit(results: Path, run_id: str, workspace: Path, replace: bool
                              "import one table of one run")
         seen[qid] = number
         text = _cell(row.get("prediction"))
-        failed = FAIL_MARK in text
-        answers[qid] = _Answer(None, text, "error" if failed else None)
+        if FAIL_MARK in text:  # no answer at all: kept empty, or the A of "API" would score
+            answers[qid] = _Answer(None, "", "error")
+        else:
+            answers[qid] = _Answer(None, text, None)
     summary = finish_import(results, run_id, workspace, answers, replace=replace,
                             partial=partial, role=role, built=None)
     infra = sum(a.stop_reason == "error" for a in answers.values())

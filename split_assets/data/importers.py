@@ -237,6 +237,9 @@ def finish_import(source: Path, run_id: str, workspace: Path, answers: dict[str,
     elif doc is not None and register is not None and _register(doc, config, run_id, register,
                                                                 summary):
         save_document(config, doc)
+    elif register is not None and doc is None:
+        summary.notes.append(f"no {CONFIG_FILE} in {workspace}: {run_id} is not registered "
+                             f"as a {register} run (add it to the config by hand)")
     return summary
 
 

@@ -24,6 +24,7 @@ from split_assets.defs.resources import SplitConfigResource
 from split_assets.defs.tags import ALLOW_DEGRADED_TAG, GENERATED_AT_TAG, NO_WAIT_TAG, int_tag
 from split_assets.diagnosis.plan import check_before_diagnosis, infra_rows
 from split_assets.diagnosis.runner import diagnose, stop_unless_settled
+from split_assets.lib import interrupts
 from split_assets.lib.canonical import atomic_write_bytes, canonical_bytes
 from split_assets.lib.failpoints import failpoint
 from split_assets.split.freeze import build_pools, manifest, write_frozen
@@ -148,6 +149,7 @@ def frozen_pools(context: AssetExecutionContext, split_config: SplitConfigResour
     settled = ws.settled_degraded()  # accepted when this split was first frozen
     refuse_invalid(context, problem, frozen, [q for q in degraded if q not in settled],
                    int_tag(context.run.tags, ALLOW_DEGRADED_TAG, 0), vs.val_wrong_min)
+    interrupts.check()  # the last safe point before anything is frozen
     write_frozen(ws.out_dir, frozen, doc)
     return MaterializeResult(metadata=md.frozen_metadata(ws, problem, frozen, doc, degraded))
 

@@ -20,7 +20,7 @@ def run_split_job(ws: Workspace, tags: dict[str, str]) -> None:
     instance = get_instance()
     register_partition(instance, ws.fingerprint.key)
     failpoint("run.registered")
-    job = make_definitions(workspace=ws).resolve_job_def(SPLIT_JOB)
+    job = make_definitions(workspace=ws, executor="local").resolve_job_def(SPLIT_JOB)
     run_config = {"loggers": {"console": {"config": {"log_level": "DEBUG"}}}}
     with interrupts.watch():  # a Ctrl-C is never lost (lib/interrupts.py)
         result = job.execute_in_process(run_config=run_config, instance=instance,

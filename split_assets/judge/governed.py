@@ -321,9 +321,12 @@ class GovernedClient:
                                     f"{self.model!r}", f"diag.model / {URL_VAR}",
                                     "check the model name and the endpoint URL")
         else:
-            self._fatal = _refused_mode(exc, self.settings.response_format)
-        return self._fatal or CallFailed(f"the endpoint refused the request "
+            refused = _refused_mode(exc, self.settings.response_format)
+            if refused is not None:  # an ordinary 400 never clears another call's stop
+                self._fatal = refused
+            return refused or CallFailed(f"the endpoint refused the request "
                                          f"({exc.status_code})")
+        return self._fatal
 
     def _from_cache(self, request: Prepared, question_id: str,
                     parse: Callable[[str], Any] | None) -> Reply | None:

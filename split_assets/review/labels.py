@@ -9,6 +9,8 @@ the sampling weights, with a seeded bootstrap over videos (``judge_agreement``).
 from __future__ import annotations
 
 import csv
+import io
+import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -51,14 +53,18 @@ def read_labels(ws: Workspace, path: Path, reviewer: str) -> tuple[list[ReviewLa
     except UnicodeDecodeError as exc:
         raise InputError(f"the review file is not UTF-8 text (byte {exc.start})", str(path),
                          "save it as UTF-8 CSV") from None
-    reader = csv.DictReader(text.splitlines())
+    reader = csv.DictReader(io.StringIO(text, newline=""))
     missing = [c for c in REQUIRED if c not in (reader.fieldnames or ())]
     if missing:
         raise _line_error(path, 1, f"missing column(s) {', '.join(missing)}",
                           "keep the header of 'split-assets review export'")
     wrong = {p.question_id: p for p in ws.predictions if not p.correct and not p.infra}
     labels, blank, seen = [], 0, set()
-    for line, row in enumerate(reader, start=2):
+    while True:
+        line = reader.line_num + 1  # the file line this row starts on (fields hold newlines)
+        row = next(reader, None)
+        if row is None:
+            break
         if not (row.get("label_tier") or "").strip():
             blank += 1
             continue
@@ -91,7 +97,7 @@ def _label(path: Path, line: int, row: dict, run_id: str, reviewer: str, wrong: 
         weight = float(row["sampling_weight"])
     except ValueError:
         weight = -1.0
-    if not weight > 0:
+    if not (weight > 0 and math.isfinite(weight)):
         raise _line_error(path, line, f"sampling_weight {row['sampling_weight']!r} is not a "
                           "positive number", "keep the exported sampling_weight")
     p = wrong[qid]

@@ -6,7 +6,10 @@ Strata are the combinations of the ``--stratify`` fields of the judge's rows (``
 as their sizes allow (a stratum smaller than its share gives the rest to the others), so rare
 strata -- T2 verdicts, small task types -- are seen; each row carries its sampling weight
 N_h / n_h (stratum size / sampled), which ``judge_agreement`` uses to undo the
-over-sampling. Unstratified, every row weighs N / n.
+over-sampling. Unstratified, every row weighs N / n. Without ``--show-judge`` the strata are
+opaque ids (``s01``...): a name like ``tier=T2`` would tell the reviewer the judge's verdict.
+When ``--n`` is below the number of strata, some strata get no draw and drop out of the
+weighted kappa: stratify on fewer fields.
 """
 
 from __future__ import annotations
@@ -35,12 +38,15 @@ CASE_COLUMNS = ("baseline_run_id", "question_id", "video_id", "task_type", "diff
                 "sampling_weight")
 
 
-def allocate(sizes: dict[str, int], n: int) -> dict[str, int]:
-    """``n`` draws spread as evenly as the strata's sizes allow."""
+def allocate(sizes: dict[str, int], n: int, seed: int = 0) -> dict[str, int]:
+    """``n`` draws spread as evenly as the strata's sizes allow; draws that cannot be spread
+    evenly (fewer than the strata) go to strata in a seeded random order, never by name."""
     alloc = dict.fromkeys(sizes, 0)
     left = min(n, sum(sizes.values()))
+    rng = random.Random(seed)
     while left:
         open_ = sorted(k for k in sizes if alloc[k] < sizes[k])
+        rng.shuffle(open_)
         share = max(1, left // len(open_))
         for k in open_:
             take = min(share, sizes[k] - alloc[k], left)
@@ -70,7 +76,7 @@ def draw(rows: Sequence[SignalRow], difficulty: dict[str, str], n: int,
     groups: dict[str, list[SignalRow]] = {}
     for r in sorted(rows, key=lambda r: r.question_id):
         groups.setdefault(stratum(r), []).append(r)
-    alloc = allocate({k: len(v) for k, v in groups.items()}, n)
+    alloc = allocate({k: len(v) for k, v in groups.items()}, n, seed)
     rng = random.Random(seed)
     picked = []
     for key in sorted(groups):
@@ -96,6 +102,9 @@ def export_review(ws: Workspace, n: int, stratify: tuple[str, ...], out: Path,
     chosen = [preds[r.question_id] for r, _, _ in sample]
     cases = {c.question.question_id: c for c in ws.case_source(chosen).cases(chosen)}
     columns = (*CASE_COLUMNS, *(JUDGE_COLUMNS if show_judge else ()), *LABEL_COLUMNS)
+    # a stratum named by the judge's tier would show the verdict: opaque ids unless shown
+    names = {k: k if show_judge else f"s{i + 1:02d}"
+             for i, k in enumerate(sorted({k for _, k, _ in sample}))}
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=columns, lineterminator="\n")
     writer.writeheader()
@@ -110,7 +119,7 @@ def export_review(ws: Workspace, n: int, stratify: tuple[str, ...], out: Path,
             "correct_answer": values["answer"], "agent_response": values["response"],
             "agent_letter": values["predicted"], "opened_nodes": values["opened_nodes"],
             "evidence_nodes": values["evidence_nodes"], "trace": values["trace"],
-            "stratum": key, "sampling_weight": f"{weight:.6g}"}
+            "stratum": names[key], "sampling_weight": f"{weight:.6g}"}
         if show_judge:
             record.update(judge_tier=row.tier, judge_error_type=row.error_type or "",
                           judge_cause_category=row.cause_category or "",

@@ -71,12 +71,14 @@ def test_lmms_eval_and_vlmevalkit_results_split_and_compare(tmp_path: Path, run_
     # VLMEvalKit: a candidate, joined by videoID and question text; one API failure
     cand = rows(N_VIDEOS, "cand", skill=0.15)
     cand[5]["response"] = "Failed to obtain answer via API."
+    cand[6]["response"] = "Failed to obtain answer via API."  # the A of "API" is not an answer
+    cand[6]["answer"] = table[6]["answer"]
     xlsx = write_vlmevalkit(tmp_path / "Qwen2.5-VL-7B_Video-MME_8frame.xlsx", cand)
     code, out, err = run_cli("import", "vlmevalkit", "--results", str(xlsx), "--run-id", "cand",
                              "--workspace", str(ws), "--role", "candidate")
     assert code == 0, err
-    assert "1 answer(s) are VLMEvalKit's" in out and "evaluation.candidates" in out
-    assert _answers(ws, "cand")[cand[5]["question_id"]][1] == "error"  # INFRA
+    assert "2 answer(s) are VLMEvalKit's" in out and "evaluation.candidates" in out
+    assert _answers(ws, "cand")[cand[5]["question_id"]] == ("", "error")  # INFRA, no letter
     config = str(ws / "video_split.yaml")
     code, out, err = run_cli("run", "--config", config)
     assert code == 0, err

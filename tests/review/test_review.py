@@ -42,9 +42,15 @@ def _labels(config: Path) -> int:
 
 
 def test_allocation_spreads_the_sample_over_the_strata() -> None:
-    assert allocate({"a": 100, "b": 5, "c": 40}, 30) == {"a": 13, "b": 5, "c": 12}
+    spread = allocate({"a": 100, "b": 5, "c": 40}, 30)
+    assert spread["b"] == 5 and {spread["a"], spread["c"]} == {12, 13}
     assert allocate({"a": 3, "b": 4}, 50) == {"a": 3, "b": 4}  # never more than there is
     assert sum(allocate({"a": 7, "b": 7, "c": 7}, 10).values()) == 10
+    # fewer draws than strata: which strata get one is seeded, not alphabetical
+    few = [allocate({f"tier=T{1 + i // 10}|t{i}": 5 for i in range(20)}, 6, seed=s)
+           for s in range(8)]
+    assert all(sum(f.values()) == 6 for f in few)
+    assert any(sum(v for k, v in f.items() if k.startswith("tier=T2")) >= 3 for f in few)
 
 
 def test_export_import_round_trip(small_workspace: Path, tmp_path: Path, run_cli) -> None:  # noqa: ANN001
@@ -58,18 +64,20 @@ def test_export_import_round_trip(small_workspace: Path, tmp_path: Path, run_cli
     assert {"question", "options", "correct_answer", "agent_response", "trace",
             "opened_nodes", "evidence_spans_s", "video_id"} <= set(rows[0])
     assert "http" not in (tmp_path / "r.csv").read_text(encoding="utf-8")  # link-free
-    drawn = Counter(r["stratum"] for r in rows)
+    assert {r["stratum"] for r in rows} <= {"s01", "s02"}  # opaque: no verdict in a name
+    drawn = Counter(judge[r["question_id"]] for r in rows)
     expected = allocate({f"tier={t}": n for t, n in sizes.items()}, 20)
-    assert drawn == Counter({k: v for k, v in expected.items() if v})
+    assert drawn == Counter({k.removeprefix("tier="): v for k, v in expected.items() if v})
     for r in rows:  # weight = stratum size / drawn from it
-        tier = r["stratum"].removeprefix("tier=")
-        assert float(r["sampling_weight"]) == pytest.approx(sizes[tier] / drawn[r["stratum"]],
+        tier = judge[r["question_id"]]
+        assert float(r["sampling_weight"]) == pytest.approx(sizes[tier] / drawn[tier],
                                                             rel=1e-5)
     # the same seed draws the same sample; --show-judge adds the verdict
     shown = _export(run_cli, small_workspace, tmp_path / "s.csv", "--n", "20", "--stratify",
                     "tier", "--show-judge")
     assert [r["question_id"] for r in shown] == [r["question_id"] for r in rows]
     assert all(r["judge_tier"] == judge[r["question_id"]] for r in shown)
+    assert all(r["stratum"] == f"tier={r['judge_tier']}" for r in shown)
     # a reviewer who agrees with the judge on all but the last, and leaves one blank
     for r in rows:
         r["label_tier"] = judge[r["question_id"]]
@@ -89,6 +97,7 @@ def test_export_import_round_trip(small_workspace: Path, tmp_path: Path, run_cli
     ("label_error_type", "vibes", "label_error_type 'vibes' is unknown"),
     ("question_id", "nope", "question 'nope' is not a wrong non-INFRA answer"),
     ("sampling_weight", "-1", "sampling_weight '-1' is not a positive number"),
+    ("sampling_weight", "inf", "sampling_weight 'inf' is not a positive number"),
 ])
 def test_a_malformed_review_file_is_refused_in_one_line(small_workspace: Path, tmp_path: Path,
                                                         run_cli, column: str, value: str,  # noqa: ANN001
@@ -97,12 +106,17 @@ def test_a_malformed_review_file_is_refused_in_one_line(small_workspace: Path, t
     rows = _export(run_cli, small_workspace, tmp_path / "r.csv", "--n", "6")
     for r in rows:
         r["label_tier"] = "T1"
-    rows[3][column] = value  # the file's line 5 (after the header)
+    rows[3][column] = value
     _write(tmp_path / "bad.csv", rows)
+    # the line the fourth row starts on (traces span several lines)
+    text = (tmp_path / "bad.csv").read_text(encoding="utf-8")
+    start = text[:text.index(f"{rows[3]['baseline_run_id']},{rows[3]['question_id']},")]
+    line = start.count("\n") + 1
+    assert line > 5  # the rows above hold multi-line traces
     code, _, err = run_cli("review", "import", str(tmp_path / "bad.csv"), "--reviewer", "bob",
                            "--config", str(small_workspace))
     assert code == 2 and len(err.strip().splitlines()) == 1
-    assert message in err and f"{tmp_path / 'bad.csv'} line 5" in err
+    assert message in err and f"{tmp_path / 'bad.csv'} line {line})" in err
     assert _labels(small_workspace) == 0  # nothing stored: all or nothing
 
 
