@@ -353,9 +353,6 @@ def import_run(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     try:
-        from split_assets import envfile
-
-        envfile.load(Path.cwd())  # the current folder's .env (settings, never printed)
         parser = build_parser()
         if "_ARGCOMPLETE" in os.environ:  # the shell asks for completions (README)
             import argcomplete

@@ -413,7 +413,7 @@ def load_config(path: Path | str | None = None) -> LoadedConfig:
 
     envfile.load(Path.cwd())  # may name the config (SPLIT_ASSETS_CONFIG)
     path = Path(path) if path is not None else config_path_from_env()
-    envfile.load_for(path)
+    envfile.load(path.absolute().parent)  # wins over the current folder's
     if not path.is_file():
         raise ConfigError(f"config file not found: {path}", CONFIG_ENV_VAR if path ==
                           config_path_from_env() else "--config",

@@ -58,13 +58,6 @@ def load(folder: Path) -> list[str]:
     return applied
 
 
-def load_for(config_path: Path | None) -> None:
-    """The current folder's ``.env``, then the one beside the config (which wins over it)."""
-    load(Path.cwd())
-    if config_path is not None:
-        load(config_path.absolute().parent)
-
-
 def source_of(name: str) -> str | None:
     """Where a setting's value comes from: ``environment``, a ``.env`` path, or None (unset)."""
     if name not in os.environ:
