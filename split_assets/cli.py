@@ -191,6 +191,25 @@ def verify(pools_json: Path, config: Path | None, recompute: bool = False) -> in
     return 0
 
 
+def signals_copy(to: str, config: Path | None) -> int:
+    """``split-assets signals copy --to URL``: the config's signal store into PostgreSQL."""
+    from split_assets.config import load_config
+    from split_assets.data.signals_pg import check_store_url, copy_store, open_store
+
+    check_store_url(to, "--to")
+    loaded = load_config(config)
+    source_location = loaded.paths.signals_db
+    if source_location == to:
+        raise UserError("the source and the target are the same store", "--to",
+                        "name another database")
+    with open_store(source_location, read_only=True, required=True) as source, \
+            open_store(to) as target:
+        summary = copy_store(source, target)
+    print(summary.line(to))
+    _err(f"to use it, set paths.signals_db: {to} in {loaded.path}")
+    return 0
+
+
 def demo(directory: Path) -> int:
     """Build the sample workspace in ``directory`` and run it."""
     from split_assets.demo import build_workspace
@@ -307,6 +326,14 @@ def _add_run_data_parsers(sub: argparse._SubParsersAction, config_help: str) -> 
     p.add_argument("--out", type=Path, required=True, help="the JSONL file to write")
     p.add_argument("--config", type=Path, help=config_help)
 
+    p = sub.add_parser("signals", help="manage the signal store")
+    actions = p.add_subparsers(dest="action", required=True)
+    k = actions.add_parser("copy", help="copy the config's signal store (diagnoses, cache, "
+                                        "telemetry, review labels) into PostgreSQL")
+    k.add_argument("--to", required=True, metavar="URL",
+                   help="postgresql://user@host/database (no password: PGPASSWORD or ~/.pgpass)")
+    k.add_argument("--config", type=Path, help=config_help)
+
     p = sub.add_parser("demo", help="build the sample workspace and run it")
     p.add_argument("--dir", type=Path, default=Path(DEFAULT_DEMO_DIR),
                    help=f"where to build it (default: {DEFAULT_DEMO_DIR}/)")
@@ -396,6 +423,8 @@ def _dispatch(args: argparse.Namespace) -> int:
         return compare(args.candidate, args.control, args.config, args.pool, args.json)
     if args.command == "export-signals":
         return export_signals(args.pool, args.out, args.config)
+    if args.command == "signals":
+        return signals_copy(args.to, args.config)
     return demo(args.dir)
 
 

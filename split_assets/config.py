@@ -27,7 +27,8 @@ from pydantic import (
     model_validator,
 )
 
-from split_assets.errors import ConfigError
+from split_assets.data.signals_pg import check_store_url, is_store_url
+from split_assets.errors import ConfigError, UserError
 from split_assets.lib.files import read_utf8
 
 DEFAULT_CONFIG_PATH = "config/video_split.yaml"
@@ -242,7 +243,7 @@ class ResolvedPaths:
     questions_dir: Path
     harness_db: Path
     store_dir: Path
-    signals_db: Path
+    signals_db: Path | str  # a file, or a postgresql:// URL (data/signals_pg.py)
     out_dir: Path
     prompts_dir: Path
 
@@ -271,13 +272,17 @@ class LoadedConfig:
             questions_dir=(base / p.questions_dir).resolve(),
             harness_db=(base / p.harness_db).resolve(),
             store_dir=(base / p.store_dir).resolve(),
-            signals_db=(base / p.signals_db).resolve(),
+            signals_db=(p.signals_db if is_store_url(p.signals_db)
+                        else (base / p.signals_db).resolve()),
             out_dir=(base / p.out_dir).resolve(),
             prompts_dir=prompts,
         )
 
-    def relative(self, path: Path) -> str:
-        """``path`` relative to the config file's folder (for manifests: no absolute paths)."""
+    def relative(self, path: Path | str) -> str:
+        """``path`` relative to the config file's folder (for manifests: no absolute paths);
+        a database URL as it is."""
+        if is_store_url(path):
+            return str(path)
         return os.path.relpath(path, self.base_dir).replace(os.sep, "/")
 
 
@@ -393,6 +398,12 @@ def _check_signals_not_harness(loaded: LoadedConfig, where: str) -> None:
     """The harness db is the agent's and is opened read-only: the signal store (which the
     pipeline writes) must never be that file, by path, symlink or hard link."""
     paths = loaded.paths
+    if isinstance(paths.signals_db, str):
+        try:
+            check_store_url(paths.signals_db, f"paths.signals_db in {where}")
+        except UserError as exc:
+            raise ConfigError(exc.what, exc.where, exc.fix) from None
+        return
     same = paths.signals_db == paths.harness_db
     if not same and paths.signals_db.exists() and paths.harness_db.exists():
         try:

@@ -224,9 +224,9 @@ class Workspace:
     @contextmanager
     def store(self, read_only: bool = False, required: bool = False) -> Iterator[SignalStore]:
         """The signal store; a read-only one creates nothing (the dry run, verify)."""
-        path = self.loaded.paths.signals_db
-        store = (SignalStore.for_reading(path, required=required) if read_only
-                 else SignalStore(path))
+        from split_assets.data.signals_pg import open_store
+
+        store = open_store(self.loaded.paths.signals_db, read_only=read_only, required=required)
         try:
             yield store
         finally:

@@ -16,7 +16,8 @@ import yaml
 from split_assets.defs.instance import DAGSTER_YAML
 from split_assets.demo import build_workspace
 
-pytest_plugins = ("helpers.openai_workspace",)  # the openai judge's server and workspace
+# the openai judge's server and workspace; the session's PostgreSQL server
+pytest_plugins = ("helpers.openai_workspace", "helpers.postgres")
 
 SMALL_VIDEOS = 60
 

@@ -41,7 +41,7 @@ from split_assets.data.config_file import (
 )
 from split_assets.data.db import utc_now
 from split_assets.data.harness import create_tables, extract_letter, insert_predictions, run_ids
-from split_assets.data.signals import SignalStore
+from split_assets.data.signals_pg import is_store_url, open_store
 from split_assets.errors import ConfigError, InputError, UserError
 from split_assets.lib.canonical import atomic_write_bytes
 
@@ -302,7 +302,7 @@ def _write_run(workspace: Path, run_id: str, answers: dict[str, _Answer], replac
         summary.notes.append(f"replaced {replaced} earlier answers of {run_id}")
 
 
-def _signals_path(workspace: Path) -> Path:
+def _signals_path(workspace: Path) -> Path | str:
     """The signal store the workspace's config names (``paths.signals_db``), else the default:
     stale diagnoses must go from the store the runs actually use."""
     config = workspace / CONFIG_FILE
@@ -313,17 +313,17 @@ def _signals_path(workspace: Path) -> Path:
         except (yaml.YAMLError, UnicodeDecodeError, AttributeError):
             rel = None
         if isinstance(rel, str) and rel:
-            return (workspace / rel).resolve()
+            return rel if is_store_url(rel) else (workspace / rel).resolve()
     return workspace / SIGNALS_DB
 
 
-def _delete_signals(signals: Path, run_id: str, summary: ImportSummary) -> None:
+def _delete_signals(signals: Path | str, run_id: str, summary: ImportSummary) -> None:
     """Delete the run's signal rows and leases through the signal store (nothing to do when the
     store does not exist yet); refused with one line when the store cannot be written."""
-    if not signals.is_file():
+    if not is_store_url(signals) and not Path(signals).is_file():
         return
     try:
-        with SignalStore(signals, timeout_s=5) as store:
+        with open_store(signals, timeout_s=5) as store:
             gone = store.delete_run(run_id)
     except UserError as exc:
         raise UserError(f"could not delete the signals of run {run_id!r}: {exc.what}",

@@ -5,15 +5,26 @@ from __future__ import annotations
 
 import os
 import socket
-import sqlite3
 import time
 import uuid
 from collections.abc import Iterable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from split_assets.data.db import DONE, sqlite_errors
+from split_assets.data.db import DONE
 from split_assets.lib.files import pid_alive
+
+LEASE_COLUMNS = ("baseline_run_id", "diag_fingerprint", "question_id", "owner", "host", "pid",
+                 "expires_at", "heartbeat_at")
+_TAKE = (f"INSERT INTO leases ({', '.join(LEASE_COLUMNS)}) VALUES "
+         f"({', '.join('?' for _ in LEASE_COLUMNS)}) ON CONFLICT (baseline_run_id, "
+         "diag_fingerprint, question_id) DO UPDATE SET owner = excluded.owner, host = "
+         "excluded.host, pid = excluded.pid, expires_at = excluded.expires_at, heartbeat_at = "
+         "excluded.heartbeat_at")
+# (owner, host, pid, expires_at) of a lease
+Held = dict[str, tuple[str, str, int, float]]
 
 
 @dataclass(frozen=True)
@@ -66,8 +77,33 @@ class Claim:
 class Leases:
     """The lease operations of ``SignalStore`` (its ``leases`` table)."""
 
-    path: Path
-    _conn: sqlite3.Connection
+    _conn: Any
+
+    def _errors(self, doing: str) -> AbstractContextManager[None]:
+        raise NotImplementedError
+
+    def _x(self, sql: str, params: Iterable[Any] = ()) -> Any:
+        raise NotImplementedError
+
+    def _xm(self, sql: str, rows: Iterable[Iterable[Any]]) -> int:
+        raise NotImplementedError
+
+    def _tx(self) -> AbstractContextManager[None]:
+        raise NotImplementedError
+
+    def _held_leases(self, baseline_run_id: str, diag_fingerprint: str,
+                     candidates: list[str]) -> tuple[Held, set[str]]:
+        """Inside the claim's transaction, which holds the lease table (SQLite: the whole
+        database, BEGIN IMMEDIATE): the leases of ``candidates``, and those another claim is
+        taking right now (none here; PostgreSQL skips rows locked by another claim)."""
+        self._conn.commit()
+        self._conn.execute("BEGIN IMMEDIATE")
+        marks = ", ".join("?" for _ in candidates)
+        held = {r[0]: r[1:] for r in self._x(
+            "SELECT question_id, owner, host, pid, expires_at FROM leases WHERE "
+            f"baseline_run_id = ? AND diag_fingerprint = ? AND question_id IN ({marks})",
+            (baseline_run_id, diag_fingerprint, *candidates))}
+        return held, set()
 
     def _live(self, host: str, pid: int, expires_at: float, now: float, me: LeaseOwner) -> bool:
         if expires_at <= now:
@@ -82,41 +118,30 @@ class Leases:
         leased by another live worker, in one transaction. A degraded row counts as not
         finished only if it was written before ``degraded_before`` (a row degraded after a pass
         started is retried by the run that wrote it, not by every run)."""
+        result = Claim([], [], [])
+        if not candidates:
+            return result
         now = time.time()
         marks = ", ".join("?" for _ in candidates)
-        key = (baseline_run_id, diag_fingerprint, *candidates)
-        result = Claim([], [], [])
-        with sqlite_errors(self.path, "lease questions in"):
-            self._conn.commit()
-            self._conn.execute("BEGIN IMMEDIATE")
-            try:
-                done = {r[0] for r in self._conn.execute(
-                    "SELECT question_id FROM signals WHERE baseline_run_id = ? AND "
-                    f"diag_fingerprint = ? AND question_id IN ({marks}) AND {DONE}",
-                    (*key, degraded_before))}
-                held = {r[0]: r[1:] for r in self._conn.execute(
-                    "SELECT question_id, owner, host, pid, expires_at FROM leases WHERE "
-                    f"baseline_run_id = ? AND diag_fingerprint = ? AND question_id IN ({marks})",
-                    key)}
-                for qid in candidates:
-                    if qid in done:
-                        continue
-                    lease = held.get(qid)
-                    if lease is not None and lease[0] != me.owner and self._live(
-                            lease[1], lease[2], lease[3], now, me):
-                        result.foreign.append(qid)
-                    elif len(result.claimed) < limit:
-                        result.claimed.append(qid)
-                    else:
-                        result.unclaimed.append(qid)
-                self._conn.executemany(
-                    "INSERT OR REPLACE INTO leases VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    [(baseline_run_id, diag_fingerprint, qid, me.owner, me.host, me.pid,
-                      now + ttl_s, now) for qid in result.claimed])
-                self._conn.commit()
-            except BaseException:
-                self._conn.rollback()
-                raise
+        with self._errors("lease questions in"), self._tx():
+            held, busy = self._held_leases(baseline_run_id, diag_fingerprint, candidates)
+            done = {r[0] for r in self._x(
+                "SELECT question_id FROM signals WHERE baseline_run_id = ? AND "
+                f"diag_fingerprint = ? AND question_id IN ({marks}) AND {DONE}",
+                (baseline_run_id, diag_fingerprint, *candidates, degraded_before))}
+            for qid in candidates:
+                if qid in done:
+                    continue
+                lease = held.get(qid)
+                if qid in busy or lease is not None and lease[0] != me.owner and self._live(
+                        lease[1], lease[2], lease[3], now, me):
+                    result.foreign.append(qid)
+                elif len(result.claimed) < limit:
+                    result.claimed.append(qid)
+                else:
+                    result.unclaimed.append(qid)
+            self._xm(_TAKE, [(baseline_run_id, diag_fingerprint, qid, me.owner, me.host, me.pid,
+                              now + ttl_s, now) for qid in result.claimed])
         return result
 
     def foreign_leases(self, baseline_run_id: str, diag_fingerprint: str,
@@ -126,8 +151,8 @@ class Leases:
         now = time.time()
         holders: dict[str, int] = {}
         count = 0
-        with sqlite_errors(self.path, "read"):
-            for qid, owner, host, pid, expires in self._conn.execute(
+        with self._errors("read"):
+            for qid, owner, host, pid, expires in self._x(
                     "SELECT question_id, owner, host, pid, expires_at FROM leases WHERE "
                     "baseline_run_id = ? AND diag_fingerprint = ?",
                     (baseline_run_id, diag_fingerprint)):
@@ -140,13 +165,11 @@ class Leases:
     def heartbeat(self, me: LeaseOwner, ttl_s: float) -> None:
         """Extend every lease ``me`` holds."""
         now = time.time()
-        with sqlite_errors(self.path, "write"), self._conn:
-            self._conn.execute("UPDATE leases SET expires_at = ?, heartbeat_at = ? WHERE "
-                               "owner = ?", (now + ttl_s, now, me.owner))
+        with self._errors("write"), self._tx():
+            self._x("UPDATE leases SET expires_at = ?, heartbeat_at = ? WHERE owner = ?",
+                    (now + ttl_s, now, me.owner))
 
     def release(self, me: LeaseOwner) -> None:
         """Drop every lease ``me`` still holds (a pass that ended, finished or not)."""
-        with sqlite_errors(self.path, "write"), self._conn:
-            self._conn.execute("DELETE FROM leases WHERE owner = ?", (me.owner,))
-
-    # -- the judge's response cache: only valid responses are ever put here ----------------
+        with self._errors("write"), self._tx():
+            self._x("DELETE FROM leases WHERE owner = ?", (me.owner,))

@@ -1,5 +1,6 @@
-"""The signal store: one SQLite file (``paths.signals_db``) of diagnoses, the judge's response
-cache, per-call telemetry and per-question leases.
+"""The signal store (``paths.signals_db``): diagnoses, the judge's response cache, per-call
+telemetry and per-question leases, in one SQLite file (the default) or a PostgreSQL database
+(a ``postgresql://`` URL: signals_pg.py; the same schema, SQL and semantics).
 
 Rows are keyed by (question_id, baseline_run_id, diag_fingerprint) and upserted, so writing the
 same row twice changes nothing; every row is committed as soon as it is written, so a crash never
@@ -7,8 +8,9 @@ loses a finished diagnosis. A question is diagnosed only under a lease (owner, h
 heartbeat) claimed in one transaction, so two runs of one partition never pay twice for it; the
 lease of a worker that died expires (at once when it ran on this host) and is taken over.
 
-The file carries a schema version (``PRAGMA user_version``); a store written by an earlier
-release is migrated in place when it is opened.
+The store carries a schema version (SQLite: ``PRAGMA user_version``); a store written by an
+earlier release is migrated in place when it is opened. The SQL here is written once for both
+engines: ``?`` placeholders and SQLite's spelling, which ``_q`` translates for PostgreSQL.
 """
 
 from __future__ import annotations
@@ -16,11 +18,12 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, fields
 from operator import attrgetter
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from split_assets.data.db import (
     BUSY_TIMEOUT_S,
@@ -30,6 +33,7 @@ from split_assets.data.db import (
     utc_now,
 )
 from split_assets.data.leases import LeaseOwner, Leases
+from split_assets.data.telemetry import Telemetry
 from split_assets.errors import UserError
 
 SCHEMA_VERSION = 4  # 1 was the first release, which did not stamp a version (user_version 0)
@@ -151,14 +155,33 @@ _UPSERT = (f"INSERT INTO signals ({', '.join(_COLUMNS)}, updated_at) VALUES "
            f"DO UPDATE SET {_UPDATE}, updated_at = excluded.updated_at WHERE {_CHANGED}")
 
 
+def upsert_sql(table: str, columns: tuple[str, ...], key: tuple[str, ...]) -> str:
+    """INSERT ... ON CONFLICT DO UPDATE (replacing every other column): SQLite (3.24+) and
+    PostgreSQL alike, unlike SQLite's INSERT OR REPLACE."""
+    others = ", ".join(f"{c} = excluded.{c}" for c in columns if c not in key)
+    return (f"INSERT INTO {table} ({', '.join(columns)}) VALUES "
+            f"({', '.join('?' for _ in columns)}) ON CONFLICT ({', '.join(key)}) DO UPDATE SET "
+            f"{others}")
 
+
+_CACHE_PUT = upsert_sql("llm_cache", ("key", "response", "created_at"), ("key",))
+LABEL_COLUMNS = ("baseline_run_id", "question_id", "reviewer", "video_id", "task_type", "tier",
+                 "error_type", "sampling_weight", "stratum", "notes", "imported_at")
+_PUT_LABELS = upsert_sql("review_labels", LABEL_COLUMNS,
+                         ("baseline_run_id", "question_id", "reviewer"))
 
 _READ = attrgetter(*_COLUMNS)
 _CREATED, _DEGRADED, _INFRA = (_COLUMNS.index(c) for c in ("created_at", "degraded", "infra"))
 
 
-class SignalStore(Leases):
-    """SQLite-backed store of signal rows (WAL mode; safe to read while another run writes)."""
+class SignalStore(Leases, Telemetry):
+    """The signal store on SQLite (WAL mode; safe to read while another run writes), and the
+    operations both engines share: a backend overrides the hooks below (``_q``, ``_errors``,
+    ``_held_leases``, the schema version, ``close``)."""
+
+    # errors of reading a table an earlier release did not have (a store opened read-only)
+    _OLD_STORE: ClassVar[tuple[type[Exception], ...]] = (sqlite3.OperationalError,)
+    location: str  # the file or URL, for messages
 
     @classmethod
     def for_reading(cls, path: Path, required: bool = False) -> SignalStore:
@@ -172,6 +195,7 @@ class SignalStore(Leases):
     def __init__(self, path: Path, create: bool = True, migrate: bool = True,
                  timeout_s: float | None = None) -> None:
         self.path = path
+        self.location = str(path)
         if str(path) == ":memory:":
             self._conn = sqlite3.connect(":memory:")
             self._migrate()
@@ -262,6 +286,35 @@ class SignalStore(Leases):
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    # -- what a backend overrides -------------------------------------------------------------
+
+    def _q(self, sql: str) -> str:
+        """The statement in this engine's dialect (SQLite: as written)."""
+        return sql
+
+    def _errors(self, doing: str) -> AbstractContextManager[None]:
+        """The engine's errors as one line naming the store."""
+        return sqlite_errors(self.path, doing)
+
+    def _x(self, sql: str, params: Iterable[Any] = ()) -> Any:
+        return self._conn.execute(self._q(sql), tuple(params))
+
+    def _xm(self, sql: str, rows: Iterable[Iterable[Any]]) -> int:
+        """Run ``sql`` once per row; the rows it changed."""
+        cursor = self._conn.cursor()
+        cursor.executemany(self._q(sql), rows)
+        return max(0, cursor.rowcount)
+
+    @contextmanager
+    def _tx(self) -> Iterator[None]:
+        """One transaction (with what is pending): committed, or rolled back on an error."""
+        try:
+            yield
+            self._conn.commit()
+        except BaseException:
+            self._conn.rollback()
+            raise
+
     def upsert(self, row: SignalRow) -> None:
         """Insert or update one row and commit it at once."""
         self.upsert_many([row])
@@ -278,10 +331,10 @@ class SignalStore(Leases):
             record[_INFRA] = int(record[_INFRA])
             record.append(now)
             values.append(record)
-        with sqlite_errors(self.path, "write"), self._conn:
-            self._conn.executemany(_UPSERT, values)
+        with self._errors("write"), self._tx():
+            self._xm(_UPSERT, values)
             if release is not None:
-                self._conn.executemany(
+                self._xm(
                     "DELETE FROM leases WHERE baseline_run_id = ? AND diag_fingerprint = ? AND "
                     "question_id = ? AND owner = ?",
                     [(v[1], v[2], v[0], release.owner) for v in values])
@@ -289,8 +342,8 @@ class SignalStore(Leases):
 
     def rows(self, baseline_run_id: str, diag_fingerprint: str) -> list[SignalRow]:
         """Every row of a (run, fingerprint), sorted by question id."""
-        with sqlite_errors(self.path, "read"):
-            cursor = self._conn.execute(
+        with self._errors("read"):
+            cursor = self._x(
                 f"SELECT {', '.join(_COLUMNS)} FROM signals WHERE baseline_run_id = ? AND "
                 "diag_fingerprint = ? ORDER BY question_id", (baseline_run_id, diag_fingerprint))
             out = []
@@ -303,8 +356,8 @@ class SignalStore(Leases):
 
     def done_question_ids(self, baseline_run_id: str, diag_fingerprint: str) -> set[str]:
         """Questions with a finished diagnosis (``DONE``)."""
-        with sqlite_errors(self.path, "read"):
-            cursor = self._conn.execute(
+        with self._errors("read"):
+            cursor = self._x(
                 f"SELECT question_id FROM signals WHERE baseline_run_id = ? AND "
                 f"diag_fingerprint = ? AND {DONE}", (baseline_run_id, diag_fingerprint,
                                                       float("inf")))
@@ -314,23 +367,23 @@ class SignalStore(Leases):
                    question_ids: Iterable[str]) -> dict[str, float]:
         """When each of these questions' rows was last written."""
         wanted = set(question_ids)
-        with sqlite_errors(self.path, "read"):
-            return {q: float(t) for q, t in self._conn.execute(
+        with self._errors("read"):
+            return {q: float(t) for q, t in self._x(
                 "SELECT question_id, updated_at FROM signals WHERE baseline_run_id = ? AND "
                 "diag_fingerprint = ?", (baseline_run_id, diag_fingerprint)) if q in wanted}
 
     def delete_run(self, baseline_run_id: str) -> int:
         """Delete every signal row and lease of a run (re-imported answers); returns the rows."""
-        with sqlite_errors(self.path, "write"), self._conn:
-            gone = self._conn.execute("DELETE FROM signals WHERE baseline_run_id = ?",
-                                      (baseline_run_id,)).rowcount
-            self._conn.execute("DELETE FROM leases WHERE baseline_run_id = ?", (baseline_run_id,))
+        with self._errors("write"), self._tx():
+            gone = self._x("DELETE FROM signals WHERE baseline_run_id = ?",
+                           (baseline_run_id,)).rowcount
+            self._x("DELETE FROM leases WHERE baseline_run_id = ?", (baseline_run_id,))
         return int(gone)
 
-    # -- leases: a question is sent to the judge by one live worker at a time --------------
+    # -- the judge's response cache: only valid responses are ever put here ----------------
 
     def cache_get(self, key: str) -> str | None:
-        row = self._conn.execute("SELECT response FROM llm_cache WHERE key = ?", (key,)).fetchone()
+        row = self._x("SELECT response FROM llm_cache WHERE key = ?", (key,)).fetchone()
         return row[0] if row else None
 
     def cache_has(self, keys: Iterable[str]) -> set[str]:
@@ -339,7 +392,7 @@ class SignalStore(Leases):
         found: set[str] = set()
         for start in range(0, len(keys), 500):
             chunk = keys[start:start + 500]
-            found.update(r[0] for r in self._conn.execute(
+            found.update(r[0] for r in self._x(
                 f"SELECT key FROM llm_cache WHERE key IN ({', '.join('?' for _ in chunk)})",
                 chunk))
         return found
@@ -347,42 +400,27 @@ class SignalStore(Leases):
     def cache_put(self, key: str, response: str) -> None:
         """Written in the open transaction: committed together with the diagnosis row that
         uses it (``upsert``) or by ``flush``, so a crash never keeps one without the other."""
-        self._conn.execute("INSERT OR REPLACE INTO llm_cache (key, response, created_at) "
-                           "VALUES (?, ?, ?)", (key, response, utc_now()))
+        self._x(_CACHE_PUT, (key, response, utc_now()))
 
     def flush(self) -> None:
         """Commit what is pending (telemetry and cache rows written since the last row)."""
-        with sqlite_errors(self.path, "write"):
+        with self._errors("write"):
             self._conn.commit()
-
-    # -- per-call telemetry -----------------------------------------------------------------
-
-    def record_call(self, fingerprint: str, question_id: str, attempt: int, status: str,
-                    latency_ms: float, prompt_tokens: int = 0, completion_tokens: int = 0,
-                    cache_hit: bool = False, reported_model: str | None = None,
-                    cached_tokens: int = 0) -> None:
-        """One telemetry row, committed with the next diagnosis row or ``flush`` (one commit
-        per finished diagnosis instead of three). Statuses: ``ok``, ``invalid_output`` (an
-        HTTP 200 whose answer is not a valid diagnosis), ``cache_hit`` (no call, no tokens
-        spent), an HTTP status, ``timeout``, ``connection_error``, ..."""
-        self._conn.execute(
-            "INSERT INTO llm_calls VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (fingerprint, question_id, attempt, status, latency_ms, prompt_tokens,
-             completion_tokens, int(cache_hit), reported_model, utc_now(), cached_tokens))
 
     def record_fingerprint(self, key: str, components: dict[str, Any]) -> None:
         """Keep what a fingerprint stands for (its judge's components), once."""
-        with sqlite_errors(self.path, "write"), self._conn:
-            self._conn.execute("INSERT OR IGNORE INTO fingerprints VALUES (?, ?, ?)",
-                               (key, json.dumps(components, sort_keys=True), utc_now()))
+        with self._errors("write"), self._tx():
+            self._x("INSERT INTO fingerprints (diag_fingerprint, components, recorded_at) "
+                    "VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
+                    (key, json.dumps(components, sort_keys=True), utc_now()))
 
     def fingerprint_components(self, key: str) -> dict[str, Any] | None:
         """The components recorded for ``key`` (None: never diagnosed with this store)."""
-        with sqlite_errors(self.path, "read"):
+        with self._errors("read"):
             try:
-                row = self._conn.execute("SELECT components FROM fingerprints WHERE "
-                                         "diag_fingerprint = ?", (key,)).fetchone()
-            except sqlite3.OperationalError:  # a store of an earlier release, opened read-only
+                row = self._x("SELECT components FROM fingerprints WHERE diag_fingerprint = ?",
+                              (key,)).fetchone()
+            except self._OLD_STORE:  # a store of an earlier release, opened read-only
                 return None
         return json.loads(row[0]) if row else None
 
@@ -391,57 +429,26 @@ class SignalStore(Leases):
 
     def put_review_labels(self, labels: list[ReviewLabel]) -> None:
         """Upsert labels in one transaction (all or nothing; importing again replaces)."""
-        with sqlite_errors(self.path, "write"), self._conn:
-            self._conn.executemany(
-                "INSERT OR REPLACE INTO review_labels VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        with self._errors("write"), self._tx():
+            self._xm(
+                _PUT_LABELS,
                 [(x.baseline_run_id, x.question_id, x.reviewer, x.video_id, x.task_type, x.tier,
                   x.error_type, x.sampling_weight, x.stratum, x.notes, utc_now())
                  for x in labels])
 
     def review_labels(self, baseline_run_id: str) -> list[ReviewLabel]:
-        with sqlite_errors(self.path, "read"):
+        with self._errors("read"):
             try:
-                rows = self._conn.execute(
+                rows = self._x(
                     "SELECT baseline_run_id, question_id, reviewer, video_id, task_type, tier, "
                     "error_type, sampling_weight, stratum, notes FROM review_labels WHERE "
                     "baseline_run_id = ? ORDER BY question_id, reviewer", (baseline_run_id,))
                 return [ReviewLabel(*r) for r in rows]
-            except sqlite3.OperationalError:  # a store of an earlier release, read-only
+            except self._OLD_STORE:  # a store of an earlier release, read-only
                 return []
 
-    def telemetry(self, fingerprint: str) -> dict[str, Any]:
-        """The endpoint's reported models, call statuses and latency by status."""
-        return {"models": self.reported_models(fingerprint),
-                "call_statuses": self.call_statuses(fingerprint),
-                "latency": self.latency_by_status(fingerprint)}
-
-    def reported_models(self, fingerprint: str) -> list[str]:
-        """Models the endpoint reported for a fingerprint, first seen first."""
-        rows = self._conn.execute(
-            "SELECT reported_model, MIN(rowid) FROM llm_calls WHERE diag_fingerprint = ? AND "
-            "reported_model IS NOT NULL GROUP BY reported_model ORDER BY 2", (fingerprint,))
-        return [r[0] for r in rows]
-
-    def call_statuses(self, fingerprint: str) -> dict[str, int]:
-        rows = self._conn.execute("SELECT status, COUNT(*) FROM llm_calls WHERE "
-                                  "diag_fingerprint = ? GROUP BY status ORDER BY status",
-                                  (fingerprint,))
-        return {r[0]: int(r[1]) for r in rows}
-
-    def latency_by_status(self, fingerprint: str) -> dict[str, dict[str, float]]:
-        """p50 / p95 latency (ms) and count per call status (cache hits left out), timeouts
-        and failures included: a hung request held its slot for that long."""
-        by_status: dict[str, list[float]] = {}
-        for status, latency in self._conn.execute(
-                "SELECT status, latency_ms FROM llm_calls WHERE diag_fingerprint = ? AND "
-                "cache_hit = 0 ORDER BY latency_ms", (fingerprint,)):
-            by_status.setdefault(status, []).append(float(latency))
-        return {status: {"n": len(lat), "p50_ms": round(_quantile(lat, 0.5), 1),
-                         "p95_ms": round(_quantile(lat, 0.95), 1)}
-                for status, lat in sorted(by_status.items())}
-
     def count(self) -> int:
-        return int(self._conn.execute("SELECT COUNT(*) FROM signals").fetchone()[0])
+        return int(self._x("SELECT COUNT(*) FROM signals").fetchone()[0])
 
 
 @dataclass(frozen=True, slots=True)
@@ -459,9 +466,3 @@ class ReviewLabel:
     stratum: str = ""
     notes: str = ""
 
-
-def _quantile(sorted_values: list[float], q: float) -> float:
-    """Nearest-rank quantile of sorted values."""
-    if not sorted_values:
-        return 0.0
-    return sorted_values[min(len(sorted_values) - 1, max(0, int(q * len(sorted_values) + 0.5) - 1))]

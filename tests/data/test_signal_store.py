@@ -1,4 +1,6 @@
-"""The signal store: schema version and migration, leases, and reads that write nothing."""
+"""The signal store: schema version and migration, leases, and reads that write nothing. Tests
+that take ``signals_location`` run once per backend: a SQLite file and a PostgreSQL database of
+a real server (tests/helpers/postgres.py)."""
 
 from __future__ import annotations
 
@@ -13,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from split_assets.data.leases import LeaseOwner
-from split_assets.data.signals import SCHEMA_VERSION, SignalRow, SignalStore
+from split_assets.data.signals import SCHEMA_VERSION, ReviewLabel, SignalRow, SignalStore
+from split_assets.data.signals_pg import copy_store, open_store
 from split_assets.errors import UserError
 
 RELEASE1 = Path(__file__).parents[1] / "fixtures" / "signals_release1.db"
@@ -86,16 +89,17 @@ def test_reading_a_store_leaves_no_wal_or_shm_and_a_missing_one_is_not_created(
     assert sorted(p.name for p in ws.iterdir()) == ["signals.db"]
 
 
-def test_infra_rows_are_not_finished_diagnoses(tmp_path: Path) -> None:
+def test_infra_rows_are_not_finished_diagnoses(signals_location: Path | str) -> None:
     # an answer that was INFRA under other infra_stop_reasons is judged, not skipped
-    with SignalStore(tmp_path / "s.db") as store:
+    with open_store(signals_location) as store:
         store.upsert_many([row("q1", tier="T0", infra=True), row("q2"),
                            row("q3", degraded=True)])
         assert store.done_question_ids("r", "fp-x") == {"q2"}
 
 
-def test_two_workers_claim_disjoint_questions_and_skip_finished_ones(tmp_path: Path) -> None:
-    with SignalStore(tmp_path / "s.db") as store:
+def test_two_workers_claim_disjoint_questions_and_skip_finished_ones(
+        signals_location: Path | str) -> None:
+    with open_store(signals_location) as store:
         store.upsert(row("q0"))
         a, b = owner("a"), owner("b")
         qids = [f"q{i}" for i in range(6)]
@@ -111,16 +115,16 @@ def test_two_workers_claim_disjoint_questions_and_skip_finished_ones(tmp_path: P
         assert store.claim("r", "fp-x", qids, b, 3, 60).claimed == ["q2", "q3", "q4"]
 
 
-def test_an_expired_lease_is_taken_over(tmp_path: Path) -> None:
-    with SignalStore(tmp_path / "s.db") as store:
+def test_an_expired_lease_is_taken_over(signals_location: Path | str) -> None:
+    with open_store(signals_location) as store:
         store.claim("r", "fp-x", ["q1"], owner("a"), 1, ttl_s=0.05)
         assert store.claim("r", "fp-x", ["q1"], owner("b"), 1, 60).foreign == ["q1"]
         time.sleep(0.1)
         assert store.claim("r", "fp-x", ["q1"], owner("b"), 1, 60).claimed == ["q1"]
 
 
-def test_a_heartbeat_keeps_a_lease_alive(tmp_path: Path) -> None:
-    with SignalStore(tmp_path / "s.db") as store:
+def test_a_heartbeat_keeps_a_lease_alive(signals_location: Path | str) -> None:
+    with open_store(signals_location) as store:
         a = owner("a")
         store.claim("r", "fp-x", ["q1"], a, 1, ttl_s=0.2)
         time.sleep(0.1)
@@ -130,11 +134,11 @@ def test_a_heartbeat_keeps_a_lease_alive(tmp_path: Path) -> None:
 
 
 def test_the_lease_of_a_dead_process_on_this_host_is_taken_over_at_once(
-        tmp_path: Path) -> None:
+        signals_location: Path | str) -> None:
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
                           capture_output=True, text=True, check=True)
     pid = int(dead.stdout)
-    with SignalStore(tmp_path / "s.db") as store:
+    with open_store(signals_location) as store:
         store.claim("r", "fp-x", ["q1", "q2"], owner("gone", pid), 2, ttl_s=3600)
         store.claim("r", "fp-x", ["q3"], owner("alive", os.getppid()), 1, ttl_s=3600)
         taken = store.claim("r", "fp-x", ["q1", "q2", "q3"], owner("me"), 5, 60)
@@ -145,3 +149,143 @@ def test_signal_store_that_is_a_folder_is_one_clear_error(tmp_path: Path) -> Non
     (tmp_path / "signals.db").mkdir()
     with pytest.raises(UserError, match="is a folder"):
         SignalStore(tmp_path / "signals.db")
+
+
+def test_upserts_cache_telemetry_fingerprints_and_labels_behave_alike(
+        signals_location: Path | str) -> None:
+    with open_store(signals_location) as store:
+        assert store.schema_version == SCHEMA_VERSION
+        first = store.upsert_many([row("q1", confidence=0.25, latency_ms=12.5), row("q2")])
+        time.sleep(0.01)
+        # an identical row written again changes nothing, not even when it was written
+        store.upsert_many([row("q1", confidence=0.25, latency_ms=12.5)])
+        assert store.updated_at("r", "fp-x", ["q1"]) == {"q1": first}
+        later = store.upsert_many([row("q1", tier="T2", confidence=0.5)])
+        assert store.updated_at("r", "fp-x", ["q1", "q2"]) == {"q1": later, "q2": first}
+        q1 = store.rows("r", "fp-x")[0]
+        assert (q1.tier, q1.confidence, q1.degraded) == ("T2", 0.5, False)
+        store.cache_put("k1", "a")
+        store.cache_put("k1", "b")  # replaced
+        for status, latency, model in (("ok", 30.0, "m-2"), ("429", 10.0, "m-1"),
+                                       ("ok", 20.0, "m-1")):
+            store.record_call("fp-x", "q1", 1, status, latency, 5, 2, reported_model=model)
+        store.flush()
+        assert store.cache_get("k1") == "b" and store.cache_has(["k1", "k2"]) == {"k1"}
+        assert store.telemetry("fp-x") == {
+            "models": ["m-2", "m-1"],  # first seen first
+            "call_statuses": {"429": 1, "ok": 2},
+            "latency": {"429": {"n": 1, "p50_ms": 10.0, "p95_ms": 10.0},
+                        "ok": {"n": 2, "p50_ms": 20.0, "p95_ms": 30.0}}}
+        store.record_fingerprint("fp-x", {"judge": "rules"})
+        store.record_fingerprint("fp-x", {"judge": "other"})  # the first one stays
+        assert store.fingerprint_components("fp-x") == {"judge": "rules"}
+        assert store.fingerprint_components("fp-y") is None
+        label = ReviewLabel("r", "q1", "alice", "v", "OCR Problems", "T2", "wrong_frame", 1.5)
+        store.put_review_labels([label])
+        store.put_review_labels([label])  # importing again replaces
+        assert store.review_labels("r") == [label]
+        assert store.delete_run("r") == 2 and store.count() == 0
+
+
+def test_a_pending_cache_row_is_rolled_back_with_a_failed_write(
+        signals_location: Path | str) -> None:
+    # a cached response is committed together with the diagnosis that uses it, or not at all
+    with open_store(signals_location) as store:
+        store.cache_put("k1", "response")
+        with pytest.raises(UserError, match="cannot write"):
+            store.upsert_many([row("q1", tier="T9")])  # the CHECK constraint refuses it
+        assert store.cache_get("k1") is None and store.count() == 0
+
+
+def _claim_until_empty(location: str, name: str, qids: list[str], out: Path) -> None:
+    """One worker process: claim batches of 7 until nothing is left, finishing each."""
+    with open_store(location) as store:
+        me = owner(name, os.getpid())
+        mine: list[str] = []
+        while True:
+            claim = store.claim("r", "fp-x", qids, me, 7, 60)
+            if not claim.claimed:
+                if not claim.foreign:
+                    break
+                time.sleep(0.01)
+                continue
+            mine += claim.claimed
+            store.upsert_many([row(q) for q in claim.claimed], release=me)
+    out.write_text("\n".join(mine), encoding="utf-8")
+
+
+def test_workers_in_separate_processes_claim_disjoint_batches(
+        signals_location: Path | str, tmp_path: Path) -> None:
+    # four processes (as four machines would) race over the same 300 questions in the same
+    # order: every question is diagnosed by exactly one of them
+    import multiprocessing
+
+    qids = [f"q{i:03d}" for i in range(300)]
+    open_store(signals_location).close()  # created (migrated) once before the race
+    context = multiprocessing.get_context("spawn")
+    workers = [context.Process(target=_claim_until_empty,
+                               args=(str(signals_location), f"w{i}", qids, tmp_path / f"w{i}"))
+               for i in range(4)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join(120)
+        assert w.exitcode == 0
+    taken = [q for i in range(4) for q in (tmp_path / f"w{i}").read_text().split()]
+    assert sorted(taken) == qids  # each once
+    with open_store(signals_location) as store:
+        assert store.done_question_ids("r", "fp-x") == set(qids)
+
+
+def test_a_missing_store_reads_as_empty_and_is_not_created(signals_location: Path | str) -> None:
+    with open_store(signals_location, read_only=True) as store:
+        assert store.rows("r", "fp-x") == [] and store.fingerprint_components("fp-x") is None
+    with pytest.raises(UserError, match="signal store not found"):
+        open_store(signals_location, read_only=True, required=True)
+    with open_store(signals_location) as store:  # a writer creates it
+        store.upsert(row("q1"))
+    with open_store(signals_location, read_only=True, required=True) as store:
+        assert store.done_question_ids("r", "fp-x") == {"q1"}
+
+
+def test_a_postgres_store_of_a_newer_release_is_refused(pg_url: str) -> None:
+    import psycopg
+
+    open_store(pg_url).close()
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute("UPDATE split_assets_schema SET version = %s", (SCHEMA_VERSION + 1,))
+    with pytest.raises(UserError, match="schema version"):
+        open_store(pg_url)
+
+
+def test_a_postgres_url_with_a_password_is_refused_without_repeating_it() -> None:
+    with pytest.raises(UserError) as refused:
+        open_store("postgresql://alice:s3cret@db.example/signals")
+    assert "password" in refused.value.line() and "s3cret" not in refused.value.line()
+    with pytest.raises(UserError, match="password"):
+        open_store("postgresql://alice@db.example/signals?password=s3cret")
+
+
+def test_an_unreachable_server_is_one_line(tmp_path: Path) -> None:
+    with pytest.raises(UserError, match=r"cannot open the signal store: .*(No such file|fail)"):
+        open_store(f"postgresql://nobody@/signals?host={tmp_path}")
+
+
+def test_copy_moves_a_sqlite_store_into_postgres_once(tmp_path: Path, pg_url: str) -> None:
+    db = tmp_path / "signals.db"
+    shutil.copyfile(RELEASE1, db)
+    label = ReviewLabel(RUN, "q1", "alice", "v", "OCR Problems", "T1", None, 2.0, "s01")
+    with SignalStore(db) as source:
+        source.put_review_labels([label])
+        with open_store(pg_url) as target:
+            done = copy_store(source, target)
+            assert (done.signals, done.cache, done.calls, done.review_labels) == (9, 1, 3, 1)
+            again = copy_store(source, target)  # copying again adds nothing
+            assert (again.signals, again.signals_kept, again.calls) == (0, 9, 0)
+            assert target.rows(RUN, FP) == source.rows(RUN, FP)
+            assert target.telemetry("fp-000000000000") == source.telemetry("fp-000000000000")
+            assert target.review_labels(RUN) == [label]
+            assert target.updated_at(RUN, FP, ["q"]) == source.updated_at(RUN, FP, ["q"])
+        source.claim(RUN, FP, ["new-q"], owner("a"), 1, 60)
+        with open_store(pg_url) as target, pytest.raises(UserError, match="diagnosing"):
+            copy_store(source, target)  # a run is using the source right now

@@ -6,26 +6,13 @@ work on it."""
 
 from __future__ import annotations
 
-import os
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from helpers.postgres import Postgres, binaries, postgres_server
+from helpers.postgres import Postgres
 
 from split_assets.defs.instance import team_dagster_yaml
-
-
-@pytest.fixture(scope="module")
-def pg() -> Iterator[Postgres]:
-    if binaries() is None:
-        message = "PostgreSQL is not installed (apt-get install postgresql)"
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"{message}: CI must run the PostgreSQL tests")
-        pytest.skip(message)
-    with postgres_server() as server:
-        yield server
 
 
 @pytest.mark.timeout(600)

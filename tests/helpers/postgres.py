@@ -15,6 +15,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
+
 
 @dataclass(frozen=True)
 class Postgres:
@@ -28,11 +30,11 @@ class Postgres:
         return f"{scheme}://{self.user}@/{database}?host={self.folder}"
 
     def create_database(self, name: str, driver: str = "") -> str:
-        _as_postgres([self._bin("createdb"), "-h", str(self.folder), name])
-        return self.url(name, driver)
+        import psycopg
 
-    def _bin(self, name: str) -> str:
-        return str(Path(binaries()) / name)
+        with psycopg.connect(self.url("postgres"), autocommit=True) as conn:
+            conn.execute(f'CREATE DATABASE "{name}"')
+        return self.url(name, driver)
 
 
 def binaries() -> str | None:
@@ -68,3 +70,35 @@ def postgres_server() -> Iterator[Postgres]:
         with contextlib.suppress(Exception):
             _as_postgres([f"{bindir}/pg_ctl", "-D", str(data), "-m", "immediate", "stop"])
         shutil.rmtree(folder, ignore_errors=True)
+
+
+# -- pytest fixtures (tests/conftest.py loads this module as a plugin) ---------------------------
+
+_DATABASES = iter(range(1, 1_000_000))
+
+
+@pytest.fixture(scope="session")
+def pg() -> Iterator[Postgres]:
+    """One PostgreSQL server for the test session, started on first use. Without Debian's
+    binaries the test is skipped, except under CI=true, where it fails."""
+    if binaries() is None:
+        message = "PostgreSQL is not installed (apt-get install postgresql)"
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"{message}: CI must run the PostgreSQL tests")
+        pytest.skip(message)
+    with postgres_server() as server:
+        yield server
+
+
+@pytest.fixture
+def pg_url(pg: Postgres) -> str:
+    """A fresh, empty database of the session's server (a ``postgresql://`` URL)."""
+    return pg.create_database(f"t{next(_DATABASES)}")
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def signals_location(request: pytest.FixtureRequest, tmp_path: Path) -> Path | str:
+    """Where a signal store lives, once per backend: a SQLite file, a PostgreSQL database."""
+    if request.param == "sqlite":
+        return tmp_path / "signals.db"
+    return request.getfixturevalue("pg_url")

@@ -1,0 +1,315 @@
+"""The signal store on PostgreSQL (``paths.signals_db: postgresql://user@host/db``): the same
+schema, statements and semantics as the SQLite store (signals.py), through psycopg 3 with one
+connection pool per process and URL. Several machines share it: leases are claimed with
+``SELECT ... FOR UPDATE SKIP LOCKED``, so concurrent claims take disjoint questions.
+
+Credentials never appear in the URL (it is logged, written to manifests and shown in errors):
+libpq takes them from its environment (``PGPASSWORD``, ``PGSERVICEFILE``, ``~/.pgpass``), which
+a ``.env`` file may set.
+"""
+
+from __future__ import annotations
+
+import atexit
+import functools
+import os
+import time
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+from urllib.parse import parse_qs, urlsplit
+
+from split_assets.data.leases import Held
+from split_assets.data.signals import (
+    _COLUMNS,
+    _KEY,
+    LABEL_COLUMNS,
+    SCHEMA,
+    SCHEMA_VERSION,
+    SignalStore,
+)
+from split_assets.data.telemetry import CALL_COLUMNS
+from split_assets.errors import UserError
+
+if TYPE_CHECKING:
+    from psycopg_pool import ConnectionPool
+
+SCHEMES = ("postgresql", "postgres")
+# SQLite's REAL is 8 bytes, PostgreSQL's 4: DOUBLE PRECISION keeps every value as SQLite does;
+# llm_calls gets the id SQLite's rowid gives (the order calls were made in)
+PG_SCHEMA = SCHEMA.replace(" REAL", " DOUBLE PRECISION").replace(
+    "CREATE TABLE IF NOT EXISTS llm_calls (",
+    "CREATE TABLE IF NOT EXISTS llm_calls (\n    id BIGSERIAL PRIMARY KEY,")
+_MIGRATION_LOCK = 0x5A17_A55E  # pg_advisory_xact_lock key: one migration at a time
+_FIX = ("check that the server runs and accepts this user (libpq's PGUSER, PGPASSWORD, "
+        "PGSERVICEFILE or ~/.pgpass), then run again (finished diagnoses are kept)")
+
+
+def is_store_url(location: object) -> bool:
+    """Whether ``paths.signals_db`` names a database server rather than a file."""
+    return isinstance(location, str) and "://" in location
+
+
+def check_store_url(url: str, where: str = "paths.signals_db") -> str:
+    """A ``postgresql://`` URL without a password, or one line saying what to do."""
+    parts = urlsplit(url)
+    if parts.scheme.lower() not in SCHEMES:
+        raise UserError(f"the signal store URL has the scheme {parts.scheme!r}", where,
+                        "use a file path (SQLite) or postgresql://user@host/database")
+    if parts.password is not None or "password" in parse_qs(parts.query):
+        # the URL is logged and written to manifests: say so without repeating it
+        raise UserError("the signal store URL contains a password", where,
+                        "remove it from the URL and set PGPASSWORD (or a PGSERVICEFILE "
+                        "service, or ~/.pgpass) in the environment or a .env file")
+    return url
+
+
+@contextmanager
+def pg_errors(url: str, doing: str) -> Iterator[None]:
+    """A PostgreSQL error on the signal store as one line naming the URL and the cause."""
+    import psycopg
+
+    try:
+        yield
+    except psycopg.Error as exc:
+        lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+        cause = lines[0] if lines else type(exc).__name__
+        raise UserError(f"cannot {doing} the signal store: {cause}", f"paths.signals_db {url}",
+                        _FIX) from None
+
+
+@functools.lru_cache(maxsize=512)
+def pg_sql(sql: str) -> str:
+    """A statement of signals.py in PostgreSQL's dialect."""
+    return (sql.replace("?", "%s").replace(" IS NOT excluded.", " IS DISTINCT FROM excluded.")
+            .replace("MIN(rowid)", "MIN(id)"))
+
+
+_POOLS: dict[tuple[int, str], ConnectionPool] = {}
+
+
+def _pool(url: str) -> ConnectionPool:
+    """This process's pool for ``url``: every store opened during a run (the plan, the
+    diagnosis, the split, the checks) reuses its connections."""
+    key = (os.getpid(), url)
+    pool = _POOLS.get(key)
+    if pool is None:
+        import psycopg
+        from psycopg_pool import ConnectionPool
+
+        with pg_errors(url, "open"):  # the server's own words, not a pool timeout
+            psycopg.connect(url, connect_timeout=10).close()
+        pool = ConnectionPool(url, min_size=1, max_size=4, open=False, name="split-assets",
+                              kwargs={"autocommit": False, "connect_timeout": 10},
+                              check=ConnectionPool.check_connection)
+        with pg_errors(url, "open"):
+            pool.open(wait=True, timeout=30)
+        _POOLS[key] = pool
+    return pool
+
+
+@atexit.register
+def _close_pools() -> None:
+    for key, pool in list(_POOLS.items()):
+        if key[0] == os.getpid():
+            pool.close(timeout=1)
+    _POOLS.clear()
+
+
+class PgSignalStore(SignalStore):
+    """The signal store in a PostgreSQL database (tables created on first use)."""
+
+    _OLD_STORE: ClassVar[tuple[type[Exception], ...]] = ()  # no earlier release wrote here
+
+    def __init__(self, url: str, create: bool = True, migrate: bool = True,
+                 timeout_s: float | None = None) -> None:
+        del timeout_s  # SQLite's busy timeout: claims here never wait (SKIP LOCKED)
+        self.location = check_store_url(url)
+        self._pool = _pool(url)
+        with pg_errors(url, "open"):
+            self._conn = self._pool.getconn(timeout=30)
+        try:
+            with self._errors("open"):
+                if migrate and create:
+                    self._migrate()
+                elif self._check_version() == 0:
+                    raise UserError(f"signal store not found: {url} has no split_assets tables",
+                                    "paths.signals_db", "run 'split-assets run' first, or "
+                                    "copy a store there with 'split-assets signals copy'")
+        except BaseException:
+            self._give_back()
+            raise
+
+    @staticmethod
+    def _has_tables(url: str) -> bool:
+        pool = _pool(url)
+        with pg_errors(url, "open"), pool.connection(timeout=30) as conn:
+            return conn.execute("SELECT to_regclass('split_assets_schema')").fetchone()[0] \
+                is not None
+
+    def _q(self, sql: str) -> str:
+        return pg_sql(sql)
+
+    def _errors(self, doing: str) -> Any:
+        return pg_errors(self.location, doing)
+
+    def _check_version(self) -> int:
+        if self._x("SELECT to_regclass('split_assets_schema')").fetchone()[0] is None:
+            return 0
+        version = int(self._x("SELECT MAX(version) FROM split_assets_schema").fetchone()[0] or 0)
+        if version > SCHEMA_VERSION:
+            raise UserError(f"the signal store has schema version {version}; this release "
+                            f"reads up to {SCHEMA_VERSION}", f"paths.signals_db {self.location}",
+                            "upgrade split_assets, or point paths.signals_db at another "
+                            "database")
+        return version
+
+    def _migrate(self) -> None:
+        """Create the tables (once, whichever of several starting workers comes first)."""
+        with self._tx():
+            self._x("SELECT pg_advisory_xact_lock(?)", (_MIGRATION_LOCK,))
+            if self._check_version() == SCHEMA_VERSION:
+                return
+            for statement in PG_SCHEMA.split(";"):
+                if statement.strip():
+                    self._x(statement)
+            self._x("CREATE TABLE IF NOT EXISTS split_assets_schema (version INTEGER NOT NULL)")
+            self._x("DELETE FROM split_assets_schema")
+            self._x("INSERT INTO split_assets_schema VALUES (?)", (SCHEMA_VERSION,))
+
+    @property
+    def schema_version(self) -> int:
+        return self._check_version()
+
+    def _held_leases(self, baseline_run_id: str, diag_fingerprint: str,
+                     candidates: list[str]) -> tuple[Held, set[str]]:
+        """Every candidate gets a lease row (free: no owner, expired), committed; then the rows
+        are locked FOR UPDATE SKIP LOCKED: a row another claim has locked is skipped (that
+        claim is taking it now), so concurrent claims never wait and never overlap."""
+        self._x("INSERT INTO leases SELECT ?, ?, q, '', '', 0, 0, 0 FROM unnest(?::text[]) AS q "
+                "ON CONFLICT DO NOTHING", (baseline_run_id, diag_fingerprint, sorted(candidates)))
+        self._conn.commit()
+        held: Held = {r[0]: tuple(r[1:]) for r in self._x(
+            "SELECT question_id, owner, host, pid, expires_at FROM leases WHERE "
+            "baseline_run_id = ? AND diag_fingerprint = ? AND question_id = ANY(?) "
+            "FOR UPDATE SKIP LOCKED", (baseline_run_id, diag_fingerprint, list(candidates)))}
+        return held, set(candidates) - set(held)
+
+    def close(self) -> None:
+        from psycopg import pq
+
+        try:
+            with self._errors("write"):
+                if self._conn.info.transaction_status == pq.TransactionStatus.INERROR:
+                    self._conn.rollback()
+                else:
+                    self._conn.commit()
+        finally:
+            self._give_back()
+
+    def _give_back(self) -> None:
+        from psycopg import pq
+
+        try:
+            if self._conn.info.transaction_status != pq.TransactionStatus.IDLE:
+                self._conn.rollback()  # a failed open or write: nothing half-done goes back
+        except Exception:  # noqa: BLE001 - a broken connection: the pool discards it
+            pass
+        self._pool.putconn(self._conn)
+
+
+def open_store(location: Path | str, read_only: bool = False, required: bool = False,
+               timeout_s: float | None = None) -> SignalStore:
+    """The signal store at a path (SQLite) or ``postgresql://`` URL. A read-only open creates
+    nothing: a store that does not exist yet reads as empty, or is an error when
+    ``required``."""
+    if not is_store_url(location):
+        path = Path(location)
+        return (SignalStore.for_reading(path, required=required) if read_only
+                else SignalStore(path, timeout_s=timeout_s))
+    url = str(location)
+    if read_only:
+        check_store_url(url)
+        if not required and not PgSignalStore._has_tables(url):
+            return SignalStore(Path(":memory:"))
+        return PgSignalStore(url, create=False, migrate=False)
+    return PgSignalStore(url, timeout_s=timeout_s)
+
+
+# -- split-assets signals copy --to URL ---------------------------------------------------------
+
+
+@dataclass
+class CopySummary:
+    """What a copy moved (rows the target already had are kept as they are)."""
+
+    signals: int = 0
+    signals_kept: int = 0
+    cache: int = 0
+    calls: int = 0
+    calls_skipped_fingerprints: int = 0
+    fingerprints: int = 0
+    review_labels: int = 0
+
+    def line(self, target: str) -> str:
+        text = (f"copied {self.signals} signal row(s), {self.cache} cached response(s), "
+                f"{self.calls} call record(s), {self.fingerprints} fingerprint(s) and "
+                f"{self.review_labels} review label(s) into {target}")
+        if self.signals_kept:
+            text += f"; kept {self.signals_kept} row(s) the target already had"
+        if self.calls_skipped_fingerprints:
+            text += (f"; call records of {self.calls_skipped_fingerprints} fingerprint(s) were "
+                     "there already")
+        return text
+
+
+_CHUNK = 2000
+_SIGNAL_COLUMNS = (*_COLUMNS, "updated_at")
+
+
+def copy_store(source: SignalStore, target: SignalStore) -> CopySummary:
+    """Copy every diagnosis, cached response, call record, fingerprint and review label of
+    ``source`` into ``target`` in one transaction (all or nothing). Copying again adds nothing.
+    Refused while a run holds leases in ``source``."""
+    with source._errors("read"):
+        live = source._x("SELECT COUNT(*) FROM leases WHERE expires_at > ? AND owner <> ''",
+                         (time.time(),)).fetchone()[0]
+    if live:
+        raise UserError(f"a run is diagnosing with the source store ({live} question(s) "
+                        f"leased)", source.location,
+                        "wait for it to finish, then copy (leases expire a minute after a "
+                        "worker dies)")
+    summary = CopySummary()
+    with source._errors("read"), target._errors("copy into"), target._tx():
+        summary.signals = _copy(source, target, "signals", _SIGNAL_COLUMNS, "ON CONFLICT "
+                                f"({', '.join(_KEY)}) DO NOTHING")
+        summary.signals_kept = source.count() - summary.signals
+        summary.cache = _copy(source, target, "llm_cache", ("key", "response", "created_at"),
+                              "ON CONFLICT (key) DO NOTHING")
+        summary.fingerprints = _copy(source, target, "fingerprints",
+                                     ("diag_fingerprint", "components", "recorded_at"),
+                                     "ON CONFLICT DO NOTHING")
+        there = {r[0] for r in target._x("SELECT DISTINCT diag_fingerprint FROM llm_calls")}
+        fps = [r[0] for r in source._x("SELECT DISTINCT diag_fingerprint FROM llm_calls")]
+        summary.calls_skipped_fingerprints = sum(fp in there for fp in fps)
+        for fp in (fp for fp in fps if fp not in there):  # in the order they were made
+            summary.calls += _copy(source, target, "llm_calls", CALL_COLUMNS, "",
+                                   "WHERE diag_fingerprint = ? ORDER BY rowid", (fp,))
+        summary.review_labels = _copy(source, target, "review_labels", LABEL_COLUMNS,
+                                      "ON CONFLICT DO NOTHING")
+    return summary
+
+
+def _copy(source: SignalStore, target: SignalStore, table: str, columns: tuple[str, ...],
+          conflict: str, where: str = "", params: Iterable[Any] = ()) -> int:
+    """Insert ``table``'s rows of ``source`` into ``target``; the rows inserted."""
+    insert = (f"INSERT INTO {table} ({', '.join(columns)}) VALUES "
+              f"({', '.join('?' for _ in columns)}) {conflict}")
+    cursor = source._x(f"SELECT {', '.join(columns)} FROM {table} {where}", params)
+    copied = 0
+    while chunk := cursor.fetchmany(_CHUNK):
+        copied += target._xm(insert, chunk)
+    return copied
+
