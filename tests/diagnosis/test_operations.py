@@ -347,3 +347,36 @@ def test_two_concurrent_passes_retry_a_degraded_question_once(
     assert sent_bad == 4  # call + repair, then one retry (call + repair) -- not one per run
     assert len(reports) == 2
     assert sum(r.diagnosed for r in reports) == reports[0].total_wrong + 1
+
+
+def test_runs_sharing_a_postgres_store_survive_a_sigkill_and_freeze_the_sqlite_bytes(
+        ops_template: Path, tmp_path: Path, env: dict[str, str], server: FakeLLM,
+        clean: tuple[bytes, bytes, int], pg_url: str) -> None:
+    import json
+
+    config = workspace(ops_template, tmp_path)
+    edit_config(config, paths={"signals_db": pg_url})
+    killed = subprocess.run([*CLI, "run", "--config", str(config), "--generated-at", PIN],
+                            env=dict(env, SPLIT_ASSETS_KILL_AT="diagnosis.after_commit:3"),
+                            capture_output=True, text=True, timeout=120)
+    assert killed.returncode == -signal.SIGKILL, killed.stderr[-2000:]
+    assert not (config.parent / "signals.db").exists()  # the URL is not taken for a path
+    server.latency_s = 0.1
+    try:  # two more workers share what is left (the dead one's leases are taken over at once)
+        procs = [subprocess.Popen([*CLI, "run", "--config", str(config), "--generated-at", PIN],
+                                  env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                  text=True) for _ in range(2)]
+        outputs = [p.communicate(timeout=180) for p in procs]
+    finally:
+        server.latency_s = 0.02
+    for proc, (_, err) in zip(procs, outputs, strict=True):
+        assert proc.returncode == 0, err[-2000:]
+    # every question paid once; at most the killed worker's calls in flight (concurrency 2)
+    assert clean[2] <= len(server.requests) <= clean[2] + 2
+    frozen = Path(kv(outputs[0][0])["pools"])
+    assert frozen.read_bytes() == clean[0]  # the bytes a SQLite store freezes
+    manifest, sqlite_manifest = (json.loads(b) for b in (
+        (frozen.parent / "split_manifest.json").read_bytes(), clean[1]))
+    assert manifest["config"]["paths"].pop("signals_db") == pg_url  # as written, no password
+    sqlite_manifest["config"]["paths"].pop("signals_db")
+    assert manifest == sqlite_manifest
