@@ -254,11 +254,13 @@ class Workspace:
                               store.done_question_ids(self.run_id, self.fingerprint.key),
                               self.settled_degraded())
 
-    def case_source(self, preds: list[CanonicalPrediction]) -> CaseSource:
-        """The judge's view of ``preds`` (a missing trace or tree fails here)."""
+    def case_source(self, preds: list[CanonicalPrediction],
+                    batched: bool = False) -> CaseSource:
+        """The judge's view of ``preds`` (a missing trace or tree fails here); ``batched``:
+        traces and trees are read per leased batch (a diagnosis pass)."""
         from split_assets.diagnosis.cases import CaseSource
 
-        return CaseSource(self, preds)
+        return CaseSource(self, preds, batched)
 
     def settled_degraded(self) -> frozenset[str]:
         """Degraded questions the split already frozen for this config accepted
@@ -295,11 +297,15 @@ class Workspace:
                              self._context_digests if full else None)
 
     def _context_digests(self, videos: list[str]) -> dict[str, str]:
-        from split_assets.data.store import skills_digest
+        from split_assets.data.store import load_tree, skills_digest
         from split_assets.lib.canonical import digest_of
 
+        parsed: dict[str, VideoTree] = self.__dict__.get("_trees", {})
+        # a tree not parsed yet is parsed (checked) for its digest but not kept: at scale the
+        # trees of every video would not fit beside the rest
         return {"skills": skills_digest(self.skills),
-                "trees": digest_of({v: self.tree(v).digest for v in videos})}
+                "trees": digest_of({v: (parsed[v] if v in parsed else load_tree(
+                    self.loaded.paths.store_dir, v)).digest for v in videos})}
 
     # ---------------------------------------------------------------- judge context -----
 

@@ -280,6 +280,15 @@ class TraceStep:
     content: Any
 
 
+def traced_question_ids(db: Path, run_id: str) -> set[str]:
+    """The questions of a run that have a trace (nothing else is read: diagnosis loads each
+    trace with its leased batch, but a missing one must fail before anything is paid)."""
+    with open_readonly(db) as conn:
+        _require_table(conn, "traces", _TRACE_COLUMNS, db)
+        return {r[0] for r in conn.execute("SELECT DISTINCT question_id FROM traces WHERE "
+                                           "run_id = ?", (run_id,))}
+
+
 def load_traces(db: Path, run_id: str, question_ids: Iterable[str]) -> dict[str, list[TraceStep]]:
     """The trace of each asked question (questions without one are absent from the result)."""
     wanted = sorted(set(question_ids))

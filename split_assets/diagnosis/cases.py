@@ -3,9 +3,11 @@ reference runs' evidence."""
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import TYPE_CHECKING
 
-from split_assets.data.harness import CanonicalPrediction
+from split_assets.data.harness import CanonicalPrediction, TraceStep
+from split_assets.data.store import VideoTree
 from split_assets.errors import InputError
 from split_assets.judge import JudgeCase
 
@@ -14,19 +16,32 @@ if TYPE_CHECKING:
 
 
 class CaseSource:
-    """``full`` context reads every trace and skill up front and fails loud when a trace or
-    tree is missing; trees are parsed on first use (once per video, through the workspace), so
-    diagnosis starts without waiting for all of them."""
+    """``full`` context fails loud up front when a trace or tree is missing. Up front (the dry
+    run, a review sample) it reads every trace and parses trees once per video through the
+    workspace. ``batched`` (a diagnosis pass) it reads the traces and trees of each leased
+    batch as the batch is claimed (``load``) and forgets each question's once it is stored
+    (``drop``): a worker's memory does not grow with the benchmark."""
 
-    def __init__(self, ws: Workspace, preds: list[CanonicalPrediction]) -> None:
+    def __init__(self, ws: Workspace, preds: list[CanonicalPrediction],
+                 batched: bool = False) -> None:
         self.ws = ws
         self.benchmark = ws.benchmark
         self.full = ws.loaded.config.diag.context == "full" and bool(preds)
+        self.batched = batched
         self.references = ws.reference_evidence if preds else {}
+        self.traces: dict[str, list[TraceStep]] = {}
+        self._trees: dict[str, VideoTree] = {}
+        self._tree_uses: Counter[str] = Counter()
         if not self.full:
             return
-        self.traces = ws.traces([p.question_id for p in preds])
-        missing = [p.question_id for p in preds if not self.traces.get(p.question_id)]
+        if batched:
+            from split_assets.data.harness import traced_question_ids
+
+            traced = traced_question_ids(ws.loaded.paths.harness_db, ws.run_id)
+            missing = [p.question_id for p in preds if p.question_id not in traced]
+        else:
+            self.traces = ws.traces([p.question_id for p in preds])
+            missing = [p.question_id for p in preds if not self.traces.get(p.question_id)]
         if missing:
             raise InputError(f"{len(missing)} wrong answer(s) have no trace in run "
                              f"{ws.run_id!r} (e.g. {', '.join(missing[:5])})",
@@ -40,13 +55,43 @@ class CaseSource:
         if missing_tree is not None:
             ws.tree(missing_tree)  # raises the missing-tree error
 
+    def load(self, preds: list[CanonicalPrediction]) -> None:
+        """Read the traces and trees of a leased batch (batched full context only)."""
+        if not (self.full and self.batched):
+            return
+        from split_assets.data.harness import load_traces
+        from split_assets.data.store import load_tree
+
+        new = [p for p in preds if p.question_id not in self.traces]
+        if not new:
+            return
+        found = load_traces(self.ws.loaded.paths.harness_db, self.ws.run_id,
+                            [p.question_id for p in new])
+        store_dir = self.ws.loaded.paths.store_dir
+        for p in new:
+            self.traces[p.question_id] = found.get(p.question_id, [])
+            if p.video_id not in self._trees:
+                self._trees[p.video_id] = load_tree(store_dir, p.video_id)
+            self._tree_uses[p.video_id] += 1
+
+    def drop(self, p: CanonicalPrediction) -> None:
+        """Forget a stored question's trace, and its video's tree when no other needs it."""
+        if not (self.full and self.batched) or self.traces.pop(p.question_id, None) is None:
+            return
+        self._tree_uses[p.video_id] -= 1
+        if self._tree_uses[p.video_id] <= 0:
+            del self._tree_uses[p.video_id]
+            self._trees.pop(p.video_id, None)
+
     def case(self, p: CanonicalPrediction) -> JudgeCase:
         question = self.benchmark.by_id[p.question_id]
         refs = self.references.get(p.question_id, ())
         if not self.full:
             return JudgeCase(question, p, reference_wrong=refs)
-        return JudgeCase(question, p, self.traces[p.question_id], self.ws.tree(p.video_id),
-                         self.skills, refs)
+        if self.batched and p.question_id not in self.traces:
+            self.load([p])  # asked outside a claimed batch
+        tree = self._trees[p.video_id] if self.batched else self.ws.tree(p.video_id)
+        return JudgeCase(question, p, self.traces[p.question_id], tree, self.skills, refs)
 
     def cases(self, preds: list[CanonicalPrediction]) -> list[JudgeCase]:
         return [self.case(p) for p in preds]

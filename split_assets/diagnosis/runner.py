@@ -101,8 +101,10 @@ class LeasedQueue:
     (then it is skipped) or its lease expires (then it is taken over)."""
 
     def __init__(self, ws: Workspace, store: SignalStore, todo: list[str], me: LeaseOwner,
-                 batch: int, degraded_before: float) -> None:
+                 batch: int, degraded_before: float,
+                 on_claim: Callable[[list[str]], None] = lambda _: None) -> None:
         self.ws, self.store, self.me, self.batch = ws, store, me, batch
+        self.on_claim = on_claim  # reads what the claimed questions need
         self.degraded_before = degraded_before
         self._queue: deque[str] = deque(todo)
         self._deferred: list[str] = []
@@ -130,6 +132,7 @@ class LeasedQueue:
                 result = self.store.claim(self.ws.run_id, self.ws.fingerprint.key, window,
                                           self.me, self.batch, self.ttl_s, self.degraded_before)
                 failpoint("diagnosis.claimed")
+                self.on_claim(result.claimed)
                 self._ready.extend(result.claimed)
                 self._deferred.extend(result.foreign)
                 self._queue.extendleft(reversed(result.unclaimed))
@@ -148,7 +151,8 @@ class _Pass:
         self.by_id = {p.question_id: p for p in todo}
         self.n_workers = min(len(todo), 2 * ws.loaded.config.diag.concurrency)
         self.queue = LeasedQueue(ws, store, list(self.by_id), me, max(8, self.n_workers),
-                                 degraded_before)
+                                 degraded_before,
+                                 lambda ids: source.load([self.by_id[q] for q in ids]))
         self.committer = GroupCommit(store, me, written)
         self.mine: set[str] = set()
 
@@ -189,6 +193,7 @@ class _Pass:
         while (qid := await self.queue.next()) is not None:  # each question to one worker
             p = self.by_id[qid]
             await self._store(p, await self.ws.judge.diagnose(self.source.case(p)))
+            self.source.drop(p)
 
     async def _store(self, p: CanonicalPrediction, outcome: JudgeOutcome) -> None:
         report = self.report
@@ -303,7 +308,7 @@ def diagnose(ws: Workspace, plan: DiagnosisPlan, store: SignalStore,
         _refuse_if_leased(ws, store, plan, me)
     if todo:
         with _collector_paused():  # a bulk load of acyclic records: nothing to collect yet
-            source = ws.case_source(todo)
+            source = ws.case_source(todo, batched=True)
         with _long_lived_inputs_frozen():
             mine = _two_passes(ws, source, todo, store, report, me, progress, progress_every_s)
         rows = {r.question_id: r for r in store.rows(ws.run_id, ws.fingerprint.key)}
