@@ -84,7 +84,7 @@ def pg_errors(url: str, doing: str) -> Iterator[None]:
 def pg_sql(sql: str) -> str:
     """A statement of signals.py in PostgreSQL's dialect."""
     return (sql.replace("?", "%s").replace(" IS NOT excluded.", " IS DISTINCT FROM excluded.")
-            .replace("MIN(rowid)", "MIN(id)"))
+            .replace("MIN(rowid)", "MIN(id)").replace("ORDER BY rowid", "ORDER BY id"))
 
 
 _POOLS: dict[tuple[int, str], ConnectionPool] = {}

@@ -210,7 +210,10 @@ def preflight(ws: Workspace, estimate: bool = False) -> Preflight:
     and tokens the plan would spend."""
     with ws.store(read_only=True) as store:
         plan = ws.diagnosis_plan(store)
-        cases = ws.case_source(plan.todo).cases(plan.todo)
+        # a run only checks that every trace and tree is there (diagnosis reads them per
+        # leased batch); the estimate renders every prompt
+        source = ws.case_source(plan.todo, batched=not estimate)
+        cases = source.cases(plan.todo) if estimate else []
         if ws.loaded.config.diag.judge == "openai":
             from split_assets.judge.governed import check_environment
 
