@@ -40,10 +40,13 @@ N_VIDEOS = int(os.environ.get("BENCH_SCALE_VIDEOS", "18750"))  # fewer: a quick 
 WORKERS, CONCURRENCY, LATENCY_S = 4, 16, 0.5
 PIN = "2026-01-01T00:00:00Z"
 KILL_AT = 0.4  # share of the questions diagnosed when one worker is killed
-# a worker: `split-assets run` that reports its peak RSS when it exits
-WORKER = ("import atexit, resource, sys\n"
-          "atexit.register(lambda: print('PEAK_RSS_KB', resource.getrusage("
-          "resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr, flush=True))\n"
+# a worker: `split-assets run` that reports its peak RSS when it exits (VmHWM: ru_maxrss would
+# also count the pages of this bench process it was started from)
+WORKER = ("import atexit, sys\n"
+          "def peak():\n"
+          "    hwm = open('/proc/self/status').read().split('VmHWM:')[1].split()[0]\n"
+          "    print('PEAK_RSS_KB', hwm, file=sys.stderr, flush=True)\n"
+          "atexit.register(peak)\n"
           "from split_assets.cli import main\n"
           "sys.exit(main(sys.argv[1:]))\n")
 
@@ -193,7 +196,14 @@ def single_sqlite_worker(config: Path, url: str, tmp: Path) -> bool:
     manifests = [json.loads(d["split_manifest.json"]) for d in (frozen, again)]
     for m in manifests:
         m["config"]["paths"].pop("signals_db")
-    return again["pools.json"] == frozen["pools.json"] and manifests[0] == manifests[1]
+    differ = sorted(k for k in manifests[0] if manifests[0][k] != manifests[1].get(k))
+    if differ or again["pools.json"] != frozen["pools.json"]:
+        keep = Path(tempfile.mkdtemp(prefix="scale-differ-"))
+        for name, doc in (("pg", frozen), ("sqlite", again)):
+            for file, data in doc.items():
+                (keep / f"{name}-{file}").write_bytes(data)
+        log(f"the splits differ (manifest keys {differ}); both kept in {keep}")
+    return again["pools.json"] == frozen["pools.json"] and not differ
 
 
 def loading(url: str, sqlite_db: Path, run_id: str, fingerprint: str) -> dict[str, float]:

@@ -175,7 +175,10 @@ class DiagConfig(_Section):
     model: str = Field(min_length=1)
     judge: Literal["rules", "openai"]
     context: Literal["full", "answer_only"]
-    concurrency: int = Field(default=8, ge=1)
+    concurrency: int = Field(default=8, ge=1)  # judge calls in flight per diagnosis step
+    # diagnosis steps of a run (parallel under the multiprocess, celery or k8s executor); not
+    # fingerprinted: leases keep the steps from paying twice for a question
+    shards: int = Field(default=1, ge=1, le=64)
     skills_version: str = "v1"
     prompts_dir: str | None = None
     rules: RulesJudgeConfig = Field(default_factory=RulesJudgeConfig)

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from split_assets.errors import InputError
-from split_assets.lib.canonical import digest_of
+from split_assets.lib.canonical import digest_of_list
 
 SAFE_VIDEO_ID = re.compile(r"^[A-Za-z0-9._-]+$")
 _VIDEO_FIELDS = ("video_id", "duration", "domain", "sub_category")
@@ -78,7 +78,7 @@ class Benchmark:
 
     def digest(self) -> str:
         """sha256 over the questions in id order: independent of file names and file order."""
-        return digest_of([q.as_record() for q in self.questions])
+        return digest_of_list(q.as_record() for q in self.questions)
 
 
 class _NonFinite:

@@ -17,7 +17,7 @@ import orjson
 
 from split_assets.data.benchmark import Benchmark
 from split_assets.errors import InputError
-from split_assets.lib.canonical import digest_of
+from split_assets.lib.canonical import digest_of, digest_of_list
 
 # Video-MME's own scorer removes these phrases before looking for a letter.
 _ANSWER_PREFIXES = (
@@ -267,8 +267,8 @@ def canonical_predictions(db: Path, run_id: str, benchmark: Benchmark,
 
 def predictions_digest(preds: list[CanonicalPrediction]) -> str:
     """Digest of the canonical predictions: independent of the db's row order."""
-    return digest_of([[p.question_id, p.letter, p.correct, p.infra, p.stop_reason]
-                      for p in sorted(preds, key=lambda p: p.question_id)])
+    return digest_of_list([p.question_id, p.letter, p.correct, p.infra, p.stop_reason]
+                          for p in sorted(preds, key=lambda p: p.question_id))
 
 
 @dataclass(frozen=True, slots=True)

@@ -38,8 +38,10 @@ if TYPE_CHECKING:
 
 SCHEMES = ("postgresql", "postgres")
 # SQLite's REAL is 8 bytes, PostgreSQL's 4: DOUBLE PRECISION keeps every value as SQLite does;
-# llm_calls gets the id SQLite's rowid gives (the order calls were made in)
+# text compares and sorts bytewise, as in SQLite, whatever the database's locale (rows come
+# back in the same order); llm_calls gets the id SQLite's rowid gives (the order of the calls)
 PG_SCHEMA = SCHEMA.replace(" REAL", " DOUBLE PRECISION").replace(
+    " TEXT", ' TEXT COLLATE "C"').replace(
     "CREATE TABLE IF NOT EXISTS llm_calls (",
     "CREATE TABLE IF NOT EXISTS llm_calls (\n    id BIGSERIAL PRIMARY KEY,")
 _MIGRATION_LOCK = 0x5A17_A55E  # pg_advisory_xact_lock key: one migration at a time

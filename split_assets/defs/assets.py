@@ -17,13 +17,13 @@ from dagster import (
 from split_assets.data.db import utc_now
 from split_assets.data.harness import CanonicalPrediction
 from split_assets.defs import metadata as md
+from split_assets.defs.diagnosis import diagnosis_signals
 from split_assets.defs.failures import fails_cleanly
 from split_assets.defs.freezing import refuse_invalid
 from split_assets.defs.partitions import diag_fingerprint_partitions
 from split_assets.defs.resources import SplitConfigResource
-from split_assets.defs.tags import ALLOW_DEGRADED_TAG, GENERATED_AT_TAG, NO_WAIT_TAG, int_tag
-from split_assets.diagnosis.plan import check_before_diagnosis, infra_rows
-from split_assets.diagnosis.runner import diagnose, stop_unless_settled
+from split_assets.defs.tags import ALLOW_DEGRADED_TAG, GENERATED_AT_TAG, int_tag
+from split_assets.diagnosis.plan import infra_rows
 from split_assets.lib import interrupts
 from split_assets.lib.canonical import atomic_write_bytes, canonical_bytes
 from split_assets.lib.failpoints import failpoint
@@ -68,32 +68,6 @@ def infra_t0_signals(context: AssetExecutionContext, split_config: SplitConfigRe
         "count": len(rows),
         "count_by_cause": md.counts_table(dict(sorted(causes.items())), "cause"),
     })
-
-
-@_partitioned(
-    description=("Diagnoses every wrong non-INFRA answer not yet done (or degraded) for this "
-                 "(run, fingerprint), committing each row as it completes."))
-@fails_cleanly
-def diagnosis_signals(context: AssetExecutionContext, split_config: SplitConfigResource,
-                      canonical_predictions: list[CanonicalPrediction]) -> MaterializeResult:
-    ws = split_config.workspace(context.partition_key)
-    allowed = int_tag(context.run.tags, ALLOW_DEGRADED_TAG, 0)
-    with ws.store() as store:
-        # counts alone can show the split is impossible: say so before paying for a diagnosis
-        check_before_diagnosis(ws, store)
-        report = diagnose(ws, ws.diagnosis_plan(store), store, progress=context.log.info,
-                          wait=context.run.tags.get(NO_WAIT_TAG) != "1")
-        rows = [r for r in store.rows(ws.run_id, ws.fingerprint.key) if not r.infra]
-        telemetry = store.telemetry(ws.fingerprint.key)
-    models = telemetry["models"]
-    if len(models) > 1:
-        context.log.warning(f"the endpoint reported {len(models)} different models within "
-                            f"{ws.fingerprint.key}: {', '.join(models)}")
-    stop_unless_settled(ws, report, allowed, ALLOW_DEGRADED_TAG)
-    context.log.info(f"diagnosed {report.diagnosed} new, {report.already_done} already done")
-    return MaterializeResult(metadata={**md.diagnosis_metadata(ws, report, rows, telemetry,
-                                                               allowed),
-                                       **md.agreement_metadata(ws)})
 
 
 @dataclass(frozen=True)

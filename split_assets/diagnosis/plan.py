@@ -50,6 +50,17 @@ class DiagnosisPlan:
     def todo_ids(self) -> list[str]:
         return [p.question_id for p in self.todo]
 
+    def shard(self, index: int, count: int) -> DiagnosisPlan:
+        """Shard ``index`` of ``count``: the same questions, its own stripe first. Leases keep
+        the shards from paying twice for one; a shard done with its stripe helps with the rest
+        (a slow or dead shard holds nobody up)."""
+        if count <= 1:
+            return self
+        mine = self.todo[index::count]
+        ids = {p.question_id for p in mine}
+        return DiagnosisPlan(self.wrong, mine + [p for p in self.todo if p.question_id not in ids],
+                             self.settled)
+
 
 def plan_diagnosis(preds: list[CanonicalPrediction], done: set[str],
                    settled: frozenset[str]) -> DiagnosisPlan:

@@ -341,6 +341,36 @@ def _two_passes(ws: Workspace, source: CaseSource, todo: list[CanonicalPredictio
     return mine
 
 
+def merge_reports(ws: Workspace, store: SignalStore,
+                  reports: list[DiagnosisReport]) -> DiagnosisReport:
+    """One report of a run's diagnosis shards: their counts summed; what is still unanswered
+    or degraded read from the store once every shard has ended."""
+    if len(reports) == 1:
+        return reports[0]
+    first = min(reports, key=lambda r: r.already_done)  # the shard that started first
+    merged = DiagnosisReport(total_wrong=first.total_wrong, already_done=first.already_done,
+                             settled_degraded=first.settled_degraded)
+    for r in reports:
+        for name in ("diagnosed", "degraded", "calls", "cache_hits", "prompt_tokens",
+                     "cached_tokens", "completion_tokens", "retried_degraded"):
+            setattr(merged, name, getattr(merged, name) + getattr(r, name))
+        merged.latencies_ms += r.latencies_ms
+        merged.wall_s = max(merged.wall_s, r.wall_s)
+    rows = {r.question_id for r in store.rows(ws.run_id, ws.fingerprint.key)}
+    merged.call_failures = sorted({q for r in reports for q in r.call_failures if q not in rows})
+    merged.by_other_runs = max(0, first.by_other_runs + first.diagnosed - merged.diagnosed)
+    plan = ws.diagnosis_plan(store)
+    merged.still_degraded = sorted(_degraded_ids(store, ws, {p.question_id for p in plan.wrong})
+                                   - plan.settled)
+    return merged
+
+
+def refuse_if_leased(ws: Workspace, store: SignalStore, plan: DiagnosisPlan) -> None:
+    """--no-wait: refuse at once (UserError) while another live run holds leases on the
+    questions to diagnose."""
+    _refuse_if_leased(ws, store, plan, LeaseOwner.this_process())
+
+
 def _refuse_if_leased(ws: Workspace, store: SignalStore, plan: DiagnosisPlan,
                       me: LeaseOwner) -> None:
     foreign = store.foreign_leases(ws.run_id, ws.fingerprint.key, plan.todo_ids, me)

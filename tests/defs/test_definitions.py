@@ -91,27 +91,41 @@ def test_an_unknown_executor_is_one_line(monkeypatch: pytest.MonkeyPatch) -> Non
         make_definitions("unused.yaml")
 
 
-def test_multiprocess_runs_steps_in_their_own_processes(small_workspace: Path, run_cli,  # noqa: ANN001
-                                                       dagster_home: Path) -> None:
-    """`execution: {config: {multiprocess: ...}}` on the local executor (here through
-    `dagster asset materialize`): the steps run in their own processes, two at a time."""
+def test_diagnosis_shards_run_in_parallel_processes_and_pay_once(
+        openai_config: Path, server, run_cli, dagster_home: Path) -> None:  # noqa: ANN001
+    """`diag.shards: 3` under the multiprocess executor (`execution: {config: {multiprocess:
+    ...}}`, here through `dagster asset materialize`): the three diagnosis steps run at once,
+    each in its own process, and share the work through leases: every wrong answer is paid
+    for once, and the split freezes."""
     import re
     import subprocess
     import sys
 
-    code, out, err = run_cli("fingerprint", "--config", str(small_workspace), "--register")
+    from split_assets.diagnosis.plan import wrong_to_diagnose
+    from split_assets.workspace import Workspace
+
+    edit_config(openai_config, diag={"shards": 3, "concurrency": 2})
+    server.latency_s = 0.15  # one shard alone would take seconds: the others start meanwhile
+    n_wrong = len(wrong_to_diagnose(Workspace.open(openai_config).predictions))
+    code, out, err = run_cli("fingerprint", "--config", str(openai_config), "--register")
     assert code == 0, err
     env = dict(os.environ, DAGSTER_HOME=str(dagster_home),
-               SPLIT_ASSETS_CONFIG=str(small_workspace))
-    config = json.dumps({"execution": {"config": {"multiprocess": {"max_concurrent": 2}}}})
+               SPLIT_ASSETS_CONFIG=str(openai_config))
+    config = json.dumps({"execution": {"config": {"multiprocess": {"max_concurrent": 4}}}})
     proc = subprocess.run([str(Path(sys.executable).parent / "dagster"), "asset", "materialize",
                            "-m", "split_assets.definitions", "--select", "*", "--partition",
                            out.splitlines()[0], "--config-json", config],
                           capture_output=True, text=True, env=env, check=False, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    assert "STEP_WORKER_STARTED" in proc.stderr or "Launching subprocess" in proc.stderr
-    pids = set(re.findall(r" - (\d+) - \S+ - STEP_START", proc.stderr))
-    assert len(pids) > 1, proc.stderr[-2000:]  # one process per step
+    starts = re.findall(r" - (\d+) - diagnosis_signals\.diagnose_shard\[(shard_\d)\] - "
+                        r"STEP_START", proc.stderr)
+    assert sorted(s for _, s in starts) == ["shard_0", "shard_1", "shard_2"], proc.stderr[-3000:]
+    assert len({pid for pid, _ in starts}) == 3  # one process each
+    # each shard's last progress line: what it diagnosed; together, each wrong answer once
+    done = {k: int(n) for k, n in re.findall(r"shard (\d)/3: diagnosis (\d+)/", proc.stderr)}
+    assert len(done) == 3 and sum(1 for n in done.values() if n) >= 2, done  # in parallel
+    assert len(server.requests) == n_wrong
+    assert "frozen_pools" in proc.stderr and "RUN_SUCCESS" in proc.stderr
 
 
 def test_partition_key_must_match_config_fingerprint(small_workspace: Path) -> None:

@@ -83,3 +83,19 @@ def _baseline(config: Path) -> str:
     from split_assets.workspace import Workspace
 
     return Workspace.open(config).run_id
+
+
+def test_each_shard_takes_its_own_stripe_first_and_the_rest_after(small_workspace: Path) -> None:
+    from split_assets.diagnosis.plan import plan_diagnosis
+    from split_assets.workspace import Workspace
+
+    plan = plan_diagnosis(Workspace.open(small_workspace).predictions, set(), frozenset())
+    ids = plan.todo_ids
+    assert plan.shard(0, 1) is plan
+    shards = [plan.shard(i, 3) for i in range(3)]
+    for i, shard in enumerate(shards):
+        assert sorted(shard.todo_ids) == sorted(ids)  # every shard may help with any question
+        assert shard.todo_ids[:len(ids[i::3])] == ids[i::3]  # its own stripe first
+        assert shard.wrong == plan.wrong and shard.settled == plan.settled
+    firsts = [set(s.todo_ids[:len(ids[i::3])]) for i, s in enumerate(shards)]
+    assert set().union(*firsts) == set(ids) and sum(map(len, firsts)) == len(ids)  # disjoint

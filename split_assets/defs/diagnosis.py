@@ -1,0 +1,86 @@
+"""``diagnosis_signals``, a graph-backed asset: one step checks and plans (once, before anything
+is paid), ``diag.shards`` steps diagnose (in parallel under the multiprocess, celery or k8s
+executor; one after the other in-process), and one step joins their reports before the
+selection. The shards share the work through the signal store's leases: none pays for a
+question another has claimed or finished."""
+
+from collections.abc import Iterator
+
+from dagster import DynamicOut, DynamicOutput, OpExecutionContext, Output, graph_asset, op
+
+from split_assets.data.harness import CanonicalPrediction
+from split_assets.defs import metadata as md
+from split_assets.defs.failures import fails_cleanly
+from split_assets.defs.partitions import diag_fingerprint_partitions
+from split_assets.defs.resources import SplitConfigResource
+from split_assets.defs.tags import ALLOW_DEGRADED_TAG, NO_WAIT_TAG, int_tag
+from split_assets.diagnosis.plan import check_before_diagnosis
+from split_assets.diagnosis.runner import (
+    DiagnosisReport,
+    diagnose,
+    merge_reports,
+    refuse_if_leased,
+    stop_unless_settled,
+)
+
+GROUP = "video_split"
+
+
+@op(out=DynamicOut(int), description="Checks what counts alone can refute, then hands out "
+                                     "diag.shards diagnosis steps.")
+@fails_cleanly
+def plan_shards(context: OpExecutionContext, split_config: SplitConfigResource,
+                   canonical_predictions: list[CanonicalPrediction],
+                   ) -> Iterator[DynamicOutput[int]]:
+    ws = split_config.workspace(context.partition_key)
+    with ws.store() as store:
+        # counts alone can show the split is impossible: say so before paying for a diagnosis
+        check_before_diagnosis(ws, store)
+        if context.run.tags.get(NO_WAIT_TAG) == "1":
+            refuse_if_leased(ws, store, ws.diagnosis_plan(store))
+    shards = ws.loaded.config.diag.shards
+    for index in range(shards):
+        yield DynamicOutput(index, mapping_key=f"shard_{index}")
+
+
+@op(description="Diagnoses leased questions (this shard's stripe first) until none is left.")
+@fails_cleanly
+def diagnose_shard(context: OpExecutionContext, split_config: SplitConfigResource,
+                   shard: int) -> DiagnosisReport:
+    ws = split_config.workspace(context.partition_key)
+    count = ws.loaded.config.diag.shards
+    prefix = f"shard {shard + 1}/{count}: " if count > 1 else ""
+    with ws.store() as store:
+        return diagnose(ws, ws.diagnosis_plan(store).shard(shard, count), store,
+                        progress=lambda line: context.log.info(prefix + line))
+
+
+@op(description="Joins the shards' reports; stops the run when an answer is missing or more "
+                "diagnoses stayed degraded than --allow-degraded accepts.")
+@fails_cleanly
+def join_diagnoses(context: OpExecutionContext, split_config: SplitConfigResource,
+                   reports: list[DiagnosisReport]) -> Output[None]:
+    ws = split_config.workspace(context.partition_key)
+    allowed = int_tag(context.run.tags, ALLOW_DEGRADED_TAG, 0)
+    with ws.store() as store:
+        report = merge_reports(ws, store, reports)
+        rows = [r for r in store.rows(ws.run_id, ws.fingerprint.key) if not r.infra]
+        telemetry = store.telemetry(ws.fingerprint.key)
+    ws.signals_changed()
+    models = telemetry["models"]
+    if len(models) > 1:
+        context.log.warning(f"the endpoint reported {len(models)} different models within "
+                            f"{ws.fingerprint.key}: {', '.join(models)}")
+    stop_unless_settled(ws, report, allowed, ALLOW_DEGRADED_TAG)
+    context.log.info(f"diagnosed {report.diagnosed} new, {report.already_done} already done"
+                     + (f" ({len(reports)} shards)" if len(reports) > 1 else ""))
+    return Output(None, metadata={**md.diagnosis_metadata(ws, report, rows, telemetry, allowed),
+                                  "shards": len(reports), **md.agreement_metadata(ws)})
+
+
+@graph_asset(partitions_def=diag_fingerprint_partitions, group_name=GROUP, description=(
+    "Diagnoses every wrong non-INFRA answer not yet done (or degraded) for this (run, "
+    "fingerprint), committing each row as it completes; diag.shards steps share the work."))
+def diagnosis_signals(canonical_predictions: list[CanonicalPrediction]) -> None:
+    reports = plan_shards(canonical_predictions).map(diagnose_shard).collect()
+    return join_diagnoses(reports)
