@@ -457,7 +457,8 @@ def test_every_reply_extracts_to_its_recorded_letter(tmp_path: Path) -> None:
 DEMO_FINGERPRINT = "fp-daeaccd408bd"
 DEMO_SPLIT_ID = "a80b4058c420"
 DEMO_POOLS_SHA256 = "d9bce284d89d65138747e48e2cf0505291ae2925f4006aa5da7d341e196f8c37"
-DEMO_MANIFEST_SHA256 = "4569e47e41e94b19232a04682fee2e918e66fe49922084209df4965d7fd374f6"
+# the manifest's config snapshot lists every key: diag.shards (issue 15) added "shards": 1
+DEMO_MANIFEST_SHA256 = "c00b1e18cef2bbb38f62f0bb4f7ca0c0542576a873fb97e92b88b8db4940155e"
 
 
 def test_demo_outputs_pinned(full: tuple[WorkspaceSummary, float], tmp_path: Path,
