@@ -194,7 +194,7 @@ def verify(pools_json: Path, config: Path | None, recompute: bool = False) -> in
 def signals_copy(to: str, config: Path | None) -> int:
     """``split-assets signals copy --to URL``: the config's signal store into PostgreSQL."""
     from split_assets.config import load_config
-    from split_assets.data.signals_pg import check_store_url, copy_store, open_store
+    from split_assets.data.signals_pg import check_store_url, copy_store, is_store_url, open_store
 
     check_store_url(to, "--to")
     loaded = load_config(config)
@@ -202,8 +202,11 @@ def signals_copy(to: str, config: Path | None) -> int:
     if source_location == to:
         raise UserError("the source and the target are the same store", "--to",
                         "name another database")
-    with open_store(source_location, read_only=True, required=True) as source, \
-            open_store(to) as target:
+    if not is_store_url(source_location) and not Path(source_location).is_file():
+        raise UserError(f"signal store not found: {source_location}", "paths.signals_db",
+                        "nothing to copy: run 'split-assets run' first, or pass --config")
+    # the source is opened as a run would (a store of an earlier release is migrated first)
+    with open_store(source_location) as source, open_store(to) as target:
         summary = copy_store(source, target)
     print(summary.line(to))
     _err(f"to use it, set paths.signals_db: {to} in {loaded.path}")

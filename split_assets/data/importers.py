@@ -41,7 +41,7 @@ from split_assets.data.config_file import (
 )
 from split_assets.data.db import utc_now
 from split_assets.data.harness import create_tables, extract_letter, insert_predictions, run_ids
-from split_assets.data.signals_pg import is_store_url, open_store
+from split_assets.data.signals_pg import PgSignalStore, is_store_url, open_store
 from split_assets.errors import ConfigError, InputError, UserError
 from split_assets.lib.canonical import atomic_write_bytes
 
@@ -322,6 +322,8 @@ def _delete_signals(signals: Path | str, run_id: str, summary: ImportSummary) ->
     store does not exist yet); refused with one line when the store cannot be written."""
     if not is_store_url(signals) and not Path(signals).is_file():
         return
+    if is_store_url(signals) and not PgSignalStore.has_tables(str(signals)):
+        return  # nothing diagnosed there yet
     try:
         with open_store(signals, timeout_s=5) as store:
             gone = store.delete_run(run_id)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import socket
-import time
 import uuid
 from collections.abc import Iterable
 from contextlib import AbstractContextManager
@@ -82,6 +81,9 @@ class Leases:
     def _errors(self, doing: str) -> AbstractContextManager[None]:
         raise NotImplementedError
 
+    def now(self) -> float:
+        raise NotImplementedError
+
     def _x(self, sql: str, params: Iterable[Any] = ()) -> Any:
         raise NotImplementedError
 
@@ -121,7 +123,7 @@ class Leases:
         result = Claim([], [], [])
         if not candidates:
             return result
-        now = time.time()
+        now = self.now()
         marks = ", ".join("?" for _ in candidates)
         with self._errors("lease questions in"), self._tx():
             held, busy = self._held_leases(baseline_run_id, diag_fingerprint, candidates)
@@ -148,7 +150,7 @@ class Leases:
                        question_ids: Iterable[str], me: LeaseOwner) -> ForeignLeases:
         """Live leases of other workers among ``question_ids``."""
         wanted = set(question_ids)
-        now = time.time()
+        now = self.now()
         holders: dict[str, int] = {}
         count = 0
         with self._errors("read"):
@@ -164,7 +166,7 @@ class Leases:
 
     def heartbeat(self, me: LeaseOwner, ttl_s: float) -> None:
         """Extend every lease ``me`` holds."""
-        now = time.time()
+        now = self.now()
         with self._errors("write"), self._tx():
             self._x("UPDATE leases SET expires_at = ?, heartbeat_at = ? WHERE owner = ?",
                     (now + ttl_s, now, me.owner))

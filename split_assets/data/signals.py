@@ -292,6 +292,11 @@ class SignalStore(Leases, Telemetry):
         """The statement in this engine's dialect (SQLite: as written)."""
         return sql
 
+    def now(self) -> float:
+        """The store's clock (epoch seconds) for lease expiries and write times: on a shared
+        server, the server's, so that machines whose clocks differ agree on what expired."""
+        return time.time()
+
     def _errors(self, doing: str) -> AbstractContextManager[None]:
         """The engine's errors as one line naming the store."""
         return sqlite_errors(self.path, doing)
@@ -323,7 +328,7 @@ class SignalStore(Leases, Telemetry):
         """Insert or update rows in one transaction (dropping ``release``'s leases on them);
         returns the ``updated_at`` they were written with."""
         values = []
-        now = time.time()
+        now = self.now()
         for row in rows:  # rows are flat: a shallow read, not dataclasses.asdict's deep copy
             record = list(_READ(row))
             record[_CREATED] = record[_CREATED] or utc_now()

@@ -13,7 +13,6 @@ from __future__ import annotations
 import atexit
 import functools
 import os
-import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -21,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import parse_qs, urlsplit
 
+from split_assets.data.db import BUSY_TIMEOUT_S, env_seconds
 from split_assets.data.leases import Held
 from split_assets.data.signals import (
     _COLUMNS,
@@ -56,11 +56,17 @@ def is_store_url(location: object) -> bool:
 
 def check_store_url(url: str, where: str = "paths.signals_db") -> str:
     """A ``postgresql://`` URL without a password, or one line saying what to do."""
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+        password = parts.password
+        query = parse_qs(parts.query)
+    except ValueError as exc:  # e.g. an unclosed [ of an IPv6 host
+        raise UserError(f"the signal store URL is not a valid URL ({exc})", where,
+                        "write it as postgresql://user@host:port/database") from None
     if parts.scheme.lower() not in SCHEMES:
         raise UserError(f"the signal store URL has the scheme {parts.scheme!r}", where,
                         "use a file path (SQLite) or postgresql://user@host/database")
-    if parts.password is not None or "password" in parse_qs(parts.query):
+    if password is not None or {"password", "sslpassword"} & set(query):
         # the URL is logged and written to manifests: say so without repeating it
         raise UserError("the signal store URL contains a password", where,
                         "remove it from the URL and set PGPASSWORD (or a PGSERVICEFILE "
@@ -89,7 +95,35 @@ def pg_sql(sql: str) -> str:
             .replace("MIN(rowid)", "MIN(id)").replace("ORDER BY rowid", "ORDER BY id"))
 
 
+def _no_nul(value: Any) -> Any:
+    """PostgreSQL text cannot hold NUL, which SQLite stores: a model's answer containing one
+    keeps U+FFFD in its place rather than failing the whole commit."""
+    return value.replace("\x00", "\ufffd") if isinstance(value, str) and "\x00" in value \
+        else value
+
+
 _POOLS: dict[tuple[int, str], ConnectionPool] = {}
+
+
+def _require_psycopg(url: str) -> None:
+    try:
+        import psycopg  # noqa: F401
+        import psycopg_pool  # noqa: F401
+    except ImportError:
+        raise UserError("the PostgreSQL signal store needs psycopg 3 and psycopg-pool",
+                        f"paths.signals_db {url}",
+                        "pip install -e '.[postgres]' (or point paths.signals_db at a file)"
+                        ) from None
+
+
+def _connect_options() -> dict[str, Any]:
+    """Every connection: a lock wait ends after SPLIT_ASSETS_DB_TIMEOUT_S (one line, finished
+    diagnoses kept) instead of hanging, and TCP keepalives notice a vanished peer in about a
+    minute rather than the OS's two hours."""
+    lock_ms = int(1000 * env_seconds("SPLIT_ASSETS_DB_TIMEOUT_S", BUSY_TIMEOUT_S, 0.1))
+    return {"connect_timeout": 10, "keepalives": 1, "keepalives_idle": 30,
+            "keepalives_interval": 10, "keepalives_count": 3,
+            "options": f"-c lock_timeout={lock_ms}"}
 
 
 def _pool(url: str) -> ConnectionPool:
@@ -98,13 +132,15 @@ def _pool(url: str) -> ConnectionPool:
     key = (os.getpid(), url)
     pool = _POOLS.get(key)
     if pool is None:
+        _require_psycopg(url)
         import psycopg
         from psycopg_pool import ConnectionPool
 
+        options = _connect_options()
         with pg_errors(url, "open"):  # the server's own words, not a pool timeout
-            psycopg.connect(url, connect_timeout=10).close()
+            psycopg.connect(url, **options).close()
         pool = ConnectionPool(url, min_size=1, max_size=4, open=False, name="split-assets",
-                              kwargs={"autocommit": False, "connect_timeout": 10},
+                              kwargs={"autocommit": False, **options},
                               check=ConnectionPool.check_connection)
         with pg_errors(url, "open"):
             pool.open(wait=True, timeout=30)
@@ -145,7 +181,8 @@ class PgSignalStore(SignalStore):
             raise
 
     @staticmethod
-    def _has_tables(url: str) -> bool:
+    def has_tables(url: str) -> bool:
+        """Whether the database holds a signal store (split_assets's tables)."""
         pool = _pool(url)
         with pg_errors(url, "open"), pool.connection(timeout=30) as conn:
             return conn.execute("SELECT to_regclass('split_assets_schema')").fetchone()[0] \
@@ -153,6 +190,17 @@ class PgSignalStore(SignalStore):
 
     def _q(self, sql: str) -> str:
         return pg_sql(sql)
+
+    def now(self) -> float:
+        return float(self._x("SELECT extract(epoch FROM clock_timestamp())::float8").fetchone()[0])
+
+    def _x(self, sql: str, params: Iterable[Any] = ()) -> Any:
+        return self._conn.execute(pg_sql(sql), tuple(map(_no_nul, params)))
+
+    def _xm(self, sql: str, rows: Iterable[Iterable[Any]]) -> int:
+        cursor = self._conn.cursor()
+        cursor.executemany(pg_sql(sql), (tuple(map(_no_nul, row)) for row in rows))
+        return max(0, cursor.rowcount)
 
     def _errors(self, doing: str) -> Any:
         return pg_errors(self.location, doing)
@@ -234,7 +282,7 @@ def open_store(location: Path | str, read_only: bool = False, required: bool = F
     url = str(location)
     if read_only:
         check_store_url(url)
-        if not required and not PgSignalStore._has_tables(url):
+        if not required and not PgSignalStore.has_tables(url):
             return SignalStore(Path(":memory:"))
         return PgSignalStore(url, create=False, migrate=False)
     return PgSignalStore(url, timeout_s=timeout_s)
@@ -277,7 +325,7 @@ def copy_store(source: SignalStore, target: SignalStore) -> CopySummary:
     Refused while a run holds leases in ``source``."""
     with source._errors("read"):
         live = source._x("SELECT COUNT(*) FROM leases WHERE expires_at > ? AND owner <> ''",
-                         (time.time(),)).fetchone()[0]
+                         (source.now(),)).fetchone()[0]
     if live:
         raise UserError(f"a run is diagnosing with the source store ({live} question(s) "
                         f"leased)", source.location,
@@ -294,7 +342,8 @@ def copy_store(source: SignalStore, target: SignalStore) -> CopySummary:
                                      ("diag_fingerprint", "components", "recorded_at"),
                                      "ON CONFLICT DO NOTHING")
         there = {r[0] for r in target._x("SELECT DISTINCT diag_fingerprint FROM llm_calls")}
-        fps = [r[0] for r in source._x("SELECT DISTINCT diag_fingerprint FROM llm_calls")]
+        fps = [r[0] for r in source._x("SELECT diag_fingerprint, MIN(rowid) FROM llm_calls "
+                                       "GROUP BY diag_fingerprint ORDER BY 2")]
         summary.calls_skipped_fingerprints = sum(fp in there for fp in fps)
         for fp in (fp for fp in fps if fp not in there):  # in the order they were made
             summary.calls += _copy(source, target, "llm_calls", CALL_COLUMNS, "",

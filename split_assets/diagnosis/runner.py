@@ -81,6 +81,8 @@ class DiagnosisReport:
     wall_s: float = 0.0
     retried_degraded: int = 0  # degraded in the first pass, sent once more in the same run
     by_other_runs: int = 0  # finished meanwhile by another run of the same partition
+    mine: set[str] = field(default_factory=set)  # diagnosed by this pass
+    by_others: set[str] = field(default_factory=set)  # finished meanwhile by another
     still_degraded: list[str] = field(default_factory=list)
     failed_now: set[str] = field(default_factory=set)
     settled_degraded: int = 0  # accepted as degraded by the frozen split: never sent again
@@ -312,8 +314,10 @@ def diagnose(ws: Workspace, plan: DiagnosisPlan, store: SignalStore,
         with _long_lived_inputs_frozen():
             mine = _two_passes(ws, source, todo, store, report, me, progress, progress_every_s)
         rows = {r.question_id: r for r in store.rows(ws.run_id, ws.fingerprint.key)}
-        report.by_other_runs = sum(1 for p in todo if p.question_id not in mine
-                                   and p.question_id in rows and not rows[p.question_id].degraded)
+        report.mine = mine
+        report.by_others = {p.question_id for p in todo if p.question_id not in mine
+                            and p.question_id in rows and not rows[p.question_id].degraded}
+        report.by_other_runs = len(report.by_others)
         report.call_failures = sorted(p.question_id for p in todo if p.question_id not in rows)
     wrong_ids = {p.question_id for p in plan.wrong}
     report.still_degraded = sorted(_degraded_ids(store, ws, wrong_ids) - plan.settled)
@@ -327,7 +331,7 @@ def _two_passes(ws: Workspace, source: CaseSource, todo: list[CanonicalPredictio
     """The pass over ``todo``, then one more over what it degraded (unless another run has
     retried it since) or got no answer for."""
     written: dict[str, float] = {}
-    mine = asyncio.run(_Pass(ws, source, todo, store, report, me, time.time(), written)
+    mine = asyncio.run(_Pass(ws, source, todo, store, report, me, store.now(), written)
                        .run(progress, every_s))
     now = store.updated_at(ws.run_id, ws.fingerprint.key, mine)
     again = {q for q in _degraded_ids(store, ws, mine)
@@ -358,7 +362,10 @@ def merge_reports(ws: Workspace, store: SignalStore,
         merged.wall_s = max(merged.wall_s, r.wall_s)
     rows = {r.question_id for r in store.rows(ws.run_id, ws.fingerprint.key)}
     merged.call_failures = sorted({q for r in reports for q in r.call_failures if q not in rows})
-    merged.by_other_runs = max(0, first.by_other_runs + first.diagnosed - merged.diagnosed)
+    # finished by someone else, and not by another shard of this run
+    merged.mine = set().union(*(r.mine for r in reports))
+    merged.by_others = set().union(*(r.by_others for r in reports)) - merged.mine
+    merged.by_other_runs = len(merged.by_others)
     plan = ws.diagnosis_plan(store)
     merged.still_degraded = sorted(_degraded_ids(store, ws, {p.question_id for p in plan.wrong})
                                    - plan.settled)

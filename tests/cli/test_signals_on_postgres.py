@@ -16,7 +16,9 @@ ERROR_LINE = re.compile(r"^error: .+ \(.+\): .+$")
 @pytest.mark.parametrize(("url", "says"), [
     ("postgresql://alice:s3cret@db.example/signals", "contains a password"),
     ("postgresql://alice@db.example/signals?password=s3cret", "contains a password"),
+    ("postgresql://alice@db.example/signals?sslpassword=s3cret", "contains a password"),
     ("mysql://alice@db.example/signals", "scheme 'mysql'"),
+    ("postgresql://alice@[::1/signals", "not a valid URL"),
 ])
 def test_a_bad_signal_store_url_is_one_line_and_writes_nothing(
         small_workspace: Path, run_cli, url: str, says: str) -> None:  # noqa: ANN001
@@ -55,3 +57,21 @@ def test_signals_copy_refuses_a_target_url_with_a_password(
     code, out, err = run_cli("signals", "copy", "--to", "postgresql://a:s3cret@h/db",
                              "--config", str(small_workspace))
     assert code == 2 and "s3cret" not in err and "(--to)" in err
+
+
+def test_signals_copy_migrates_a_store_of_the_first_release_on_the_way(
+        small_workspace: Path, run_cli, pg_url: str) -> None:  # noqa: ANN001
+    import shutil
+
+    release1 = Path(__file__).parents[1] / "fixtures" / "signals_release1.db"
+    shutil.copyfile(release1, small_workspace.parent / "signals.db")
+    code, out, err = run_cli("signals", "copy", "--to", pg_url, "--config", str(small_workspace))
+    assert code == 0, err
+    assert out.startswith("copied 9 signal row(s), 1 cached response(s), 3 call record(s)")
+
+
+def test_signals_copy_without_a_store_is_one_line(small_workspace: Path, run_cli,  # noqa: ANN001
+                                                  pg_url: str) -> None:
+    code, out, err = run_cli("signals", "copy", "--to", pg_url, "--config", str(small_workspace))
+    assert code == 2 and ERROR_LINE.match(err.strip()) and "signal store not found" in err
+    assert not (small_workspace.parent / "signals.db").exists()

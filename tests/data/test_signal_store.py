@@ -289,3 +289,13 @@ def test_copy_moves_a_sqlite_store_into_postgres_once(tmp_path: Path, pg_url: st
         source.claim(RUN, FP, ["new-q"], owner("a"), 1, 60)
         with open_store(pg_url) as target, pytest.raises(UserError, match="diagnosing"):
             copy_store(source, target)  # a run is using the source right now
+
+
+def test_a_nul_in_a_model_answer_does_not_fail_the_commit(signals_location: Path | str) -> None:
+    # PostgreSQL text cannot hold NUL: the character is replaced there, the row kept
+    with open_store(signals_location) as store:
+        store.cache_put("k1", "a\x00b")
+        store.upsert(row("q1", rationale="frame\x00 12"))
+        kept = store.rows("r", "fp-x")[0].rationale
+        assert kept in ("frame\x00 12", "frame\ufffd 12")
+        assert store.cache_get("k1") in ("a\x00b", "a\ufffdb")
