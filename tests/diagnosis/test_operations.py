@@ -215,10 +215,9 @@ def test_ctrl_c_exits_130_keeps_finished_diagnoses_and_releases_leases(
     assert Path(lines["pools"]).read_bytes() == clean[0]
 
 
-def test_two_concurrent_runs_share_the_work_and_pay_once(
-        ops_template: Path, tmp_path: Path, env: dict[str, str], server: FakeLLM,
-        clean: tuple[bytes, bytes, int]) -> None:
-    config = workspace(ops_template, tmp_path)
+def two_runs_at_once(config: Path, env: dict[str, str], server: FakeLLM) -> list[tuple[str, str]]:
+    """Two `split-assets run` processes started together (slower calls, so that they overlap);
+    both must succeed. Returns their (stdout, stderr)."""
     server.latency_s = 0.1
     try:
         procs = [subprocess.Popen([*CLI, "run", "--config", str(config), "--generated-at", PIN],
@@ -229,6 +228,14 @@ def test_two_concurrent_runs_share_the_work_and_pay_once(
         server.latency_s = 0.02
     for proc, (_, err) in zip(procs, outputs, strict=True):
         assert proc.returncode == 0, err[-2000:]
+    return outputs
+
+
+def test_two_concurrent_runs_share_the_work_and_pay_once(
+        ops_template: Path, tmp_path: Path, env: dict[str, str], server: FakeLLM,
+        clean: tuple[bytes, bytes, int]) -> None:
+    config = workspace(ops_template, tmp_path)
+    outputs = two_runs_at_once(config, env, server)
     assert len(server.requests) == clean[2]  # every question paid exactly once
     shas = {kv(out)["pools_sha256"] for out, _ in outputs}
     assert len(shas) == 1
@@ -361,16 +368,8 @@ def test_runs_sharing_a_postgres_store_survive_a_sigkill_and_freeze_the_sqlite_b
                             capture_output=True, text=True, timeout=120)
     assert killed.returncode == -signal.SIGKILL, killed.stderr[-2000:]
     assert not (config.parent / "signals.db").exists()  # the URL is not taken for a path
-    server.latency_s = 0.1
-    try:  # two more workers share what is left (the dead one's leases are taken over at once)
-        procs = [subprocess.Popen([*CLI, "run", "--config", str(config), "--generated-at", PIN],
-                                  env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                  text=True) for _ in range(2)]
-        outputs = [p.communicate(timeout=180) for p in procs]
-    finally:
-        server.latency_s = 0.02
-    for proc, (_, err) in zip(procs, outputs, strict=True):
-        assert proc.returncode == 0, err[-2000:]
+    # two more workers share what is left (the dead one's leases are taken over at once)
+    outputs = two_runs_at_once(config, env, server)
     # every question paid once; at most the killed worker's calls in flight (concurrency 2)
     assert clean[2] <= len(server.requests) <= clean[2] + 2
     frozen = Path(kv(outputs[0][0])["pools"])
