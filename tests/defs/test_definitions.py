@@ -96,7 +96,7 @@ def test_diagnosis_shards_run_in_parallel_processes_and_pay_once(
     """`diag.shards: 3` under the multiprocess executor (`execution: {config: {multiprocess:
     ...}}`, here through `dagster asset materialize`): the three diagnosis steps run at once,
     each in its own process, and share the work through leases: every wrong answer is paid
-    for once, and the split freezes."""
+    for once."""
     import re
     import subprocess
     import sys
@@ -112,9 +112,10 @@ def test_diagnosis_shards_run_in_parallel_processes_and_pay_once(
     env = dict(os.environ, DAGSTER_HOME=str(dagster_home),
                SPLIT_ASSETS_CONFIG=str(openai_config))
     config = json.dumps({"execution": {"config": {"multiprocess": {"max_concurrent": 4}}}})
+    # the diagnosis and what it needs (a process per step costs seconds: not the whole graph)
     proc = subprocess.run([str(Path(sys.executable).parent / "dagster"), "asset", "materialize",
-                           "-m", "split_assets.definitions", "--select", "*", "--partition",
-                           out.splitlines()[0], "--config-json", config],
+                           "-m", "split_assets.definitions", "--select", "+diagnosis_signals",
+                           "--partition", out.splitlines()[0], "--config-json", config],
                           capture_output=True, text=True, env=env, check=False, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     starts = re.findall(r" - (\d+) - diagnosis_signals\.diagnose_shard\[(shard_\d)\] - "
@@ -125,7 +126,7 @@ def test_diagnosis_shards_run_in_parallel_processes_and_pay_once(
     done = {k: int(n) for k, n in re.findall(r"shard (\d)/3: diagnosis (\d+)/", proc.stderr)}
     assert len(done) == 3 and sum(1 for n in done.values() if n) >= 2, done  # in parallel
     assert len(server.requests) == n_wrong
-    assert "frozen_pools" in proc.stderr and "RUN_SUCCESS" in proc.stderr
+    assert "join_diagnoses" in proc.stderr and "RUN_SUCCESS" in proc.stderr
 
 
 def test_partition_key_must_match_config_fingerprint(small_workspace: Path) -> None:
