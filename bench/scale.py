@@ -74,6 +74,15 @@ class Server:
                         if line.startswith("REQUESTS")))
 
 
+def dagster_home(folder: Path) -> Path:
+    """A Dagster instance of its own (telemetry off), as each machine would have."""
+    from split_assets.defs.instance import DAGSTER_YAML
+
+    folder.mkdir()
+    (folder / "dagster.yaml").write_text(DAGSTER_YAML, encoding="utf-8")
+    return folder
+
+
 def start_worker(config: Path, home: Path, base_url: str, log_file: Path) -> subprocess.Popen:
     env = dict(os.environ, DAGSTER_HOME=str(home), OPENAI_BASE_URL=base_url,
                OPENAI_API_KEY="bench-key")
@@ -113,14 +122,8 @@ def diagnosed(url: str) -> int:
 
 def run_workers(config: Path, url: str, questions: int, tmp: Path) -> dict[str, Any]:
     """Four workers, one killed at KILL_AT and started again; until every one has exited."""
-    from split_assets.defs.instance import DAGSTER_YAML
-
     main, resume = Server(), Server()
-    homes = []
-    for i in range(WORKERS):
-        homes.append(tmp / f"home{i}")  # one Dagster instance per machine
-        homes[-1].mkdir()
-        (homes[-1] / "dagster.yaml").write_text(DAGSTER_YAML, encoding="utf-8")
+    homes = [dagster_home(tmp / f"home{i}") for i in range(WORKERS)]  # one per machine
     logs = [tmp / f"worker{i}.log" for i in range(WORKERS)]
     procs = [start_worker(config, homes[i], main.url, logs[i]) for i in range(WORKERS)]
     first_row = killed_at = done_at = None
@@ -180,11 +183,7 @@ def single_sqlite_worker(config: Path, url: str, tmp: Path) -> bool:
             SignalStore(config.parent / "signals.db") as target:
         copy_store(source, target)
     edit_config(config, paths={"signals_db": "signals.db"})
-    home = tmp / "home_sqlite"
-    home.mkdir()
-    from split_assets.defs.instance import DAGSTER_YAML
-
-    (home / "dagster.yaml").write_text(DAGSTER_YAML, encoding="utf-8")
+    home = dagster_home(tmp / "home_sqlite")
     proc = subprocess.run([sys.executable, "-m", "split_assets.cli", "run", "--config",
                            str(config), "--generated-at", PIN],
                           env=dict(os.environ, DAGSTER_HOME=str(home),

@@ -320,10 +320,10 @@ def _signals_path(workspace: Path) -> Path | str:
 def _delete_signals(signals: Path | str, run_id: str, summary: ImportSummary) -> None:
     """Delete the run's signal rows and leases through the signal store (nothing to do when the
     store does not exist yet); refused with one line when the store cannot be written."""
-    if not is_store_url(signals) and not Path(signals).is_file():
+    exists = (PgSignalStore.has_tables(str(signals)) if is_store_url(signals)
+              else Path(signals).is_file())
+    if not exists:
         return
-    if is_store_url(signals) and not PgSignalStore.has_tables(str(signals)):
-        return  # nothing diagnosed there yet
     try:
         with open_store(signals, timeout_s=5) as store:
             gone = store.delete_run(run_id)

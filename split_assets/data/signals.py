@@ -10,7 +10,7 @@ lease of a worker that died expires (at once when it ran on this host) and is ta
 
 The store carries a schema version (SQLite: ``PRAGMA user_version``); a store written by an
 earlier release is migrated in place when it is opened. The SQL here is written once for both
-engines: ``?`` placeholders and SQLite's spelling, which ``_q`` translates for PostgreSQL.
+engines: ``?`` placeholders and SQLite's spelling, which ``signals_pg.pg_sql`` translates.
 """
 
 from __future__ import annotations
@@ -176,8 +176,8 @@ _CREATED, _DEGRADED, _INFRA = (_COLUMNS.index(c) for c in ("created_at", "degrad
 
 class SignalStore(Leases, Telemetry):
     """The signal store on SQLite (WAL mode; safe to read while another run writes), and the
-    operations both engines share: a backend overrides the hooks below (``_q``, ``_errors``,
-    ``_held_leases``, the schema version, ``close``)."""
+    operations both engines share: a backend overrides the hooks below (``_x``, ``_xm``,
+    ``_errors``, ``now``, ``_held_leases``, the schema version, ``close``)."""
 
     # errors of reading a table an earlier release did not have (a store opened read-only)
     _OLD_STORE: ClassVar[tuple[type[Exception], ...]] = (sqlite3.OperationalError,)
@@ -288,10 +288,6 @@ class SignalStore(Leases, Telemetry):
 
     # -- what a backend overrides -------------------------------------------------------------
 
-    def _q(self, sql: str) -> str:
-        """The statement in this engine's dialect (SQLite: as written)."""
-        return sql
-
     def now(self) -> float:
         """The store's clock (epoch seconds) for lease expiries and write times: on a shared
         server, the server's, so that machines whose clocks differ agree on what expired."""
@@ -302,12 +298,12 @@ class SignalStore(Leases, Telemetry):
         return sqlite_errors(self.path, doing)
 
     def _x(self, sql: str, params: Iterable[Any] = ()) -> Any:
-        return self._conn.execute(self._q(sql), tuple(params))
+        return self._conn.execute(sql, tuple(params))
 
     def _xm(self, sql: str, rows: Iterable[Iterable[Any]]) -> int:
         """Run ``sql`` once per row; the rows it changed."""
         cursor = self._conn.cursor()
-        cursor.executemany(self._q(sql), rows)
+        cursor.executemany(sql, rows)
         return max(0, cursor.rowcount)
 
     @contextmanager

@@ -188,9 +188,6 @@ class PgSignalStore(SignalStore):
             return conn.execute("SELECT to_regclass('split_assets_schema')").fetchone()[0] \
                 is not None
 
-    def _q(self, sql: str) -> str:
-        return pg_sql(sql)
-
     def now(self) -> float:
         return float(self._x("SELECT extract(epoch FROM clock_timestamp())::float8").fetchone()[0])
 

@@ -80,13 +80,17 @@ class DiagnosisReport:
     latencies_ms: list[float] = field(default_factory=list)
     wall_s: float = 0.0
     retried_degraded: int = 0  # degraded in the first pass, sent once more in the same run
-    by_other_runs: int = 0  # finished meanwhile by another run of the same partition
     mine: set[str] = field(default_factory=set)  # diagnosed by this pass
-    by_others: set[str] = field(default_factory=set)  # finished meanwhile by another
+    by_others: set[str] = field(default_factory=set)  # finished meanwhile by another run
     still_degraded: list[str] = field(default_factory=list)
     failed_now: set[str] = field(default_factory=set)
     settled_degraded: int = 0  # accepted as degraded by the frozen split: never sent again
     call_failures: list[str] = field(default_factory=list)  # no answer from the endpoint
+
+    @property
+    def by_other_runs(self) -> int:
+        """Finished meanwhile by another run of the same partition."""
+        return len(self.by_others)
 
 
 LEASE_TTL_S = 60.0  # SPLIT_ASSETS_LEASE_TTL_S overrides it (checked when a pass starts)
@@ -294,20 +298,18 @@ def _long_lived_inputs_frozen() -> Iterator[None]:
 
 
 def diagnose(ws: Workspace, plan: DiagnosisPlan, store: SignalStore,
-             progress: Callable[[str], None] = lambda _: None, progress_every_s: float = 10.0,
-             wait: bool = True) -> DiagnosisReport:
-    """Carry out ``plan`` under per-question leases; what ends degraded, or got no answer from
-    the endpoint, gets one more pass in the same run. ``wait=False`` refuses at once
-    (UserError) when another live run holds leases on the questions to diagnose, instead of
-    sharing the work. Questions the plan settled (degraded, accepted by a frozen split) are not
-    sent again, so that split stays what it is."""
+             progress: Callable[[str], None] = lambda _: None,
+             progress_every_s: float = 10.0) -> DiagnosisReport:
+    """Carry out ``plan`` under per-question leases, sharing the work with any other live run
+    of the partition (``refuse_if_leased`` is --no-wait's check); what ends degraded, or got no
+    answer from the endpoint, gets one more pass in the same run. Questions the plan settled
+    (degraded, accepted by a frozen split) are not sent again, so that split stays what it
+    is."""
     todo = plan.todo
     report = DiagnosisReport(total_wrong=len(plan.wrong), already_done=plan.already_done,
                              settled_degraded=len(plan.settled))
     store.record_fingerprint(ws.fingerprint.key, ws.fingerprint.components)  # for --diff
     me = LeaseOwner.this_process()
-    if todo and not wait:
-        _refuse_if_leased(ws, store, plan, me)
     if todo:
         with _collector_paused():  # a bulk load of acyclic records: nothing to collect yet
             source = ws.case_source(todo, batched=True)
@@ -317,7 +319,6 @@ def diagnose(ws: Workspace, plan: DiagnosisPlan, store: SignalStore,
         report.mine = mine
         report.by_others = {p.question_id for p in todo if p.question_id not in mine
                             and p.question_id in rows and not rows[p.question_id].degraded}
-        report.by_other_runs = len(report.by_others)
         report.call_failures = sorted(p.question_id for p in todo if p.question_id not in rows)
     wrong_ids = {p.question_id for p in plan.wrong}
     report.still_degraded = sorted(_degraded_ids(store, ws, wrong_ids) - plan.settled)
@@ -365,7 +366,6 @@ def merge_reports(ws: Workspace, store: SignalStore,
     # finished by someone else, and not by another shard of this run
     merged.mine = set().union(*(r.mine for r in reports))
     merged.by_others = set().union(*(r.by_others for r in reports)) - merged.mine
-    merged.by_other_runs = len(merged.by_others)
     plan = ws.diagnosis_plan(store)
     merged.still_degraded = sorted(_degraded_ids(store, ws, {p.question_id for p in plan.wrong})
                                    - plan.settled)
@@ -374,13 +374,9 @@ def merge_reports(ws: Workspace, store: SignalStore,
 
 def refuse_if_leased(ws: Workspace, store: SignalStore, plan: DiagnosisPlan) -> None:
     """--no-wait: refuse at once (UserError) while another live run holds leases on the
-    questions to diagnose."""
-    _refuse_if_leased(ws, store, plan, LeaseOwner.this_process())
-
-
-def _refuse_if_leased(ws: Workspace, store: SignalStore, plan: DiagnosisPlan,
-                      me: LeaseOwner) -> None:
-    foreign = store.foreign_leases(ws.run_id, ws.fingerprint.key, plan.todo_ids, me)
+    questions to diagnose, instead of sharing the work."""
+    foreign = store.foreign_leases(ws.run_id, ws.fingerprint.key, plan.todo_ids,
+                                   LeaseOwner.this_process())
     if foreign.count:
         raise UserError(f"another run is diagnosing this partition ({foreign.describe()})",
                         f"{ws.fingerprint.key} in {ws.loaded.paths.signals_db}",
