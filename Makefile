@@ -23,9 +23,11 @@ $(DEV_STAMP): pyproject.toml | $(BIN)/python
 demo: $(STAMP)
 	$(BIN)/split-assets demo --dir demo-workspace
 
+# the suite's system packages (chromium, postgresql) are installed here when missing
 test: $(DEV_STAMP)
+	@tools/test_packages.sh
 	$(BIN)/ruff check split_assets tests bench
-	$(BIN)/python -m pytest -q
+	SPLIT_ASSETS_TEST_PACKAGES=required $(BIN)/python -m pytest -q
 
 ui: $(STAMP)
 	@test -f demo-workspace/video_split.yaml || $(MAKE) demo
