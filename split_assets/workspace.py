@@ -103,6 +103,13 @@ class Workspace:
         """pools.json, split_manifest.json and evaluation.json of this split."""
         return SplitFiles(self.out_dir)
 
+    @property
+    def selection_file(self) -> Path:
+        """trainval_selection's choice, read by frozen_pools (``split/layout.py``)."""
+        from split_assets.split.layout import selection_path
+
+        return selection_path(self.loaded.paths.out_dir, self.fingerprint.key, self.split_id)
+
     def check_partition(self, partition_key: str) -> Workspace:
         """The workspace of a partition: this one when it is the config's fingerprint; for
         another fingerprint (a stale partition), a judge-free view that may only re-freeze the

@@ -3,19 +3,16 @@ report metadata to the Dagster UI. Expected errors leave each as a ``dagster.Fai
 line (``failures.fails_cleanly``)."""
 
 from collections import Counter
-from dataclasses import dataclass
 from typing import Any
 
 from dagster import (
     AssetExecutionContext,
     MaterializeResult,
     MetadataValue,
-    Output,
     asset,
 )
 
 from split_assets.data.db import utc_now
-from split_assets.data.harness import CanonicalPrediction
 from split_assets.defs import metadata as md
 from split_assets.defs.diagnosis import diagnosis_signals
 from split_assets.defs.failures import fails_cleanly
@@ -28,8 +25,7 @@ from split_assets.lib import interrupts
 from split_assets.lib.canonical import atomic_write_bytes, canonical_bytes
 from split_assets.lib.failpoints import failpoint
 from split_assets.split.freeze import build_pools, manifest, write_frozen
-from split_assets.split.problem import SplitProblem
-from split_assets.split.selection import Selection, select_trainval
+from split_assets.split.selection import read_selection, select_trainval, write_selection
 from split_assets.split.validation import draw_validation
 
 GROUP = "video_split"
@@ -45,19 +41,20 @@ def _partitioned(**kwargs: Any) -> Any:
                  "(attempt, created_at), its option letter (Video-MME's extraction), correct."))
 @fails_cleanly
 def canonical_predictions(context: AssetExecutionContext,
-                          split_config: SplitConfigResource) -> Output[list[CanonicalPrediction]]:
+                          split_config: SplitConfigResource) -> MaterializeResult:
     ws = split_config.workspace(context.partition_key)
     # which judge this run is about, in the run's tags (UI runs too: added here, at the start)
     context.instance.add_run_tags(context.run.run_id, md.judge_tags(ws))
-    return Output(ws.predictions, metadata=md.predictions_metadata(ws))
+    return MaterializeResult(metadata=md.predictions_metadata(ws))
 
 
 @_partitioned(
+    deps=[canonical_predictions],
     description=("A T0 signal row for every wrong INFRA answer (execution failure, empty or "
                  "unextractable prediction); upserted, so re-materializing changes nothing."))
 @fails_cleanly
-def infra_t0_signals(context: AssetExecutionContext, split_config: SplitConfigResource,
-                     canonical_predictions: list[CanonicalPrediction]) -> MaterializeResult:
+def infra_t0_signals(context: AssetExecutionContext,
+                     split_config: SplitConfigResource) -> MaterializeResult:
     ws = split_config.workspace(context.partition_key)
     rows = infra_rows(ws)
     with ws.store() as store:
@@ -70,53 +67,49 @@ def infra_t0_signals(context: AssetExecutionContext, split_config: SplitConfigRe
     })
 
 
-@dataclass(frozen=True)
-class SelectionResult:
-    """trainval_selection's output: the problem it solved and the videos it chose."""
-
-    problem: SplitProblem
-    selection: Selection
-    input_digests: dict[str, str]
-    reruns: list[tuple[str, dict[str, bool | None]]]  # for the power figures
-
-
 @_partitioned(
-    deps=[infra_t0_signals, diagnosis_signals],
+    deps=[canonical_predictions, infra_t0_signals, diagnosis_signals],
     description=("Picks exactly n_trainval trainval videos: floor_k T2 met, the test pool within "
-                 "epsilon of the global mix and as close to it as the integers allow."))
+                 "epsilon of the global mix and as close to it as the integers allow. Writes "
+                 "the choice to `out_dir/.steps/<fingerprint>/<split_id>/`."))
 @fails_cleanly
-def trainval_selection(context: AssetExecutionContext, split_config: SplitConfigResource,
-                       canonical_predictions: list[CanonicalPrediction]) -> Output[SelectionResult]:
+def trainval_selection(context: AssetExecutionContext,
+                       split_config: SplitConfigResource) -> MaterializeResult:
     ws = split_config.workspace(context.partition_key)
     problem = ws.problem()
     selection = select_trainval(problem)
     failpoint("selection.done")
-    result = SelectionResult(problem, selection, ws.input_digests, ws.power_reruns())
-    return Output(result, metadata=md.selection_metadata(problem, selection))
+    write_selection(ws.selection_file, selection, ws.input_digests)
+    return MaterializeResult(metadata={
+        **md.selection_metadata(problem, selection),
+        "selection_path": MetadataValue.path(str(ws.selection_file))})
 
 
 @_partitioned(
+    deps=[trainval_selection],
     description=("Splits trainval into train/validation and writes `pools.json` and "
                  "`split_manifest.json` atomically under `out_dir/<fingerprint>/<split_id>/`."))
 @fails_cleanly
-def frozen_pools(context: AssetExecutionContext, split_config: SplitConfigResource,
-                 trainval_selection: SelectionResult) -> MaterializeResult:
+def frozen_pools(context: AssetExecutionContext,
+                 split_config: SplitConfigResource) -> MaterializeResult:
     from split_assets.evaluation.power import pool_power
 
     ws = split_config.workspace(context.partition_key)
-    problem, selection = trainval_selection.problem, trainval_selection.selection
+    problem = ws.problem()
+    # the videos trainval_selection chose from these very inputs (refused if they changed since)
+    selection = read_selection(ws.selection_file, ws.input_digests)
     frozen = build_pools(problem, selection, draw_validation(problem, selection.trainval),
                          ws.run_id, ws.fingerprint.key, ws.split_id)
     generated_at = context.run.tags.get(GENERATED_AT_TAG) or utc_now()
     vs = ws.loaded.config.video_split
     degraded = sorted(q.question_id for q in problem.questions if q.degraded)
-    power = pool_power(problem, frozen.videos, trainval_selection.reruns,
+    power = pool_power(problem, frozen.videos, ws.power_reruns(),
                        ws.loaded.config.evaluation.discordance)
     doc = manifest(problem, frozen, generated_at=generated_at, split=ws.split_id,
                    fingerprint=ws.fingerprint.key,
                    fingerprint_components=ws.fingerprint.components,
                    config_snapshot=ws.config_snapshot(),
-                   input_digests=trainval_selection.input_digests,
+                   input_digests=ws.input_digests,
                    val_wrong_min=vs.val_wrong_min, power=power, degraded=degraded)
     # the checks' conditions, in memory, before anything is written: a split that would fail
     # one is never frozen (the checks re-read the files on disk independently afterwards)

@@ -6,13 +6,23 @@ question another has claimed or finished."""
 
 from collections.abc import Iterator
 
-from dagster import DynamicOut, DynamicOutput, OpExecutionContext, Output, graph_asset, op
+from dagster import (
+    AssetIn,
+    DynamicOut,
+    DynamicOutput,
+    In,
+    Nothing,
+    OpExecutionContext,
+    Out,
+    graph_asset,
+    op,
+)
 
-from split_assets.data.harness import CanonicalPrediction
 from split_assets.defs import metadata as md
 from split_assets.defs.failures import fails_cleanly
 from split_assets.defs.partitions import diag_fingerprint_partitions
 from split_assets.defs.resources import SplitConfigResource
+from split_assets.defs.step_outputs import forget_run
 from split_assets.defs.tags import ALLOW_DEGRADED_TAG, NO_WAIT_TAG, int_tag
 from split_assets.diagnosis.plan import check_before_diagnosis
 from split_assets.diagnosis.runner import (
@@ -26,12 +36,12 @@ from split_assets.diagnosis.runner import (
 GROUP = "video_split"
 
 
-@op(out=DynamicOut(int), description="Checks what counts alone can refute, then hands out "
-                                     "diag.shards diagnosis steps.")
+@op(ins={"canonical_predictions": In(Nothing)}, out=DynamicOut(int),
+    description="Checks what counts alone can refute, then hands out diag.shards diagnosis "
+                "steps.")
 @fails_cleanly
-def plan_shards(context: OpExecutionContext, split_config: SplitConfigResource,
-                   canonical_predictions: list[CanonicalPrediction],
-                   ) -> Iterator[DynamicOutput[int]]:
+def plan_shards(context: OpExecutionContext,
+                split_config: SplitConfigResource) -> Iterator[DynamicOutput[int]]:
     ws = split_config.workspace(context.partition_key)
     with ws.store() as store:
         # counts alone can show the split is impossible: say so before paying for a diagnosis
@@ -55,11 +65,12 @@ def diagnose_shard(context: OpExecutionContext, split_config: SplitConfigResourc
                         progress=lambda line: context.log.info(prefix + line))
 
 
-@op(description="Joins the shards' reports; stops the run when an answer is missing or more "
+@op(out=Out(Nothing),
+    description="Joins the shards' reports; stops the run when an answer is missing or more "
                 "diagnoses stayed degraded than --allow-degraded accepts.")
 @fails_cleanly
 def join_diagnoses(context: OpExecutionContext, split_config: SplitConfigResource,
-                   reports: list[DiagnosisReport]) -> Output[None]:
+                   reports: list[DiagnosisReport]) -> None:
     ws = split_config.workspace(context.partition_key)
     allowed = int_tag(context.run.tags, ALLOW_DEGRADED_TAG, 0)
     with ws.store() as store:
@@ -74,13 +85,15 @@ def join_diagnoses(context: OpExecutionContext, split_config: SplitConfigResourc
     stop_unless_settled(ws, report, allowed, ALLOW_DEGRADED_TAG)
     context.log.info(f"diagnosed {report.diagnosed} new, {report.already_done} already done"
                      + (f" ({len(reports)} shards)" if len(reports) > 1 else ""))
-    return Output(None, metadata={**md.diagnosis_metadata(ws, report, rows, telemetry, allowed),
-                                  "shards": len(reports), **md.agreement_metadata(ws)})
+    forget_run(split_config.out_root(), context.run_id)  # the shards' reports are read
+    context.add_output_metadata({**md.diagnosis_metadata(ws, report, rows, telemetry, allowed),
+                                 "shards": len(reports), **md.agreement_metadata(ws)})
 
 
-@graph_asset(partitions_def=diag_fingerprint_partitions, group_name=GROUP, description=(
+@graph_asset(partitions_def=diag_fingerprint_partitions, group_name=GROUP,
+             ins={"canonical_predictions": AssetIn(dagster_type=Nothing)}, description=(
     "Diagnoses every wrong non-INFRA answer not yet done (or degraded) for this (run, "
     "fingerprint), committing each row as it completes; diag.shards steps share the work."))
-def diagnosis_signals(canonical_predictions: list[CanonicalPrediction]) -> None:
+def diagnosis_signals(canonical_predictions: None) -> None:
     reports = plan_shards(canonical_predictions).map(diagnose_shard).collect()
     return join_diagnoses(reports)

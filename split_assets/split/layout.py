@@ -10,6 +10,8 @@ EVALUATED_POOLS = ("validation", "test")  # the pools a candidate is compared on
 POOLS_FILE = "pools.json"
 MANIFEST_FILE = "split_manifest.json"
 EVALUATION_FILE = "evaluation.json"
+SELECTION_FILE = "trainval_selection.json"  # trainval_selection's choice, read by frozen_pools
+STEPS_DIR = ".steps"  # under paths.out_dir: what one step hands the next (never a frozen file)
 
 
 @dataclass(frozen=True)
@@ -29,3 +31,14 @@ class SplitFiles:
     @property
     def evaluation(self) -> Path:
         return self.folder / EVALUATION_FILE
+
+
+def selection_path(out_root: Path, fingerprint: str, split: str) -> Path:
+    """Where trainval_selection leaves its choice for frozen_pools: beside the split folders,
+    not in one (a split folder holds frozen files only, and appears whole or not at all)."""
+    return out_root / STEPS_DIR / fingerprint / split / SELECTION_FILE
+
+
+def run_steps_dir(out_root: Path, run_id: str) -> Path:
+    """Where one Dagster run's ops hand values on (removed when its diagnosis is joined)."""
+    return out_root / STEPS_DIR / "runs" / run_id

@@ -13,12 +13,15 @@ is an integer, so the same input gives the same videos on any machine.
 
 from __future__ import annotations
 
+import json
 import random
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
-from split_assets.errors import InfeasibleSplitError
+from split_assets.errors import InfeasibleSplitError, InputError
+from split_assets.lib.canonical import atomic_write_bytes, canonical_bytes
 from split_assets.split.large import select_by_class
 from split_assets.split.problem import SplitProblem
 from split_assets.split.stats import over_epsilon
@@ -406,3 +409,43 @@ def _epsilon_violations(problem: SplitProblem, m: _Matrix, in_trainval: np.ndarr
     pairs = [(int(totals[j]) / n_all, int(in_test[j]) / n_test if n_test else 0.0)
              for j in [*range(len(problem.categories)), counts.shape[1] - 1]]
     return over_epsilon(problem, pairs[:-1], pairs[-1])
+
+
+# -- the selection on disk: trainval_selection writes it, frozen_pools reads it ----------------
+# Asset edges carry nothing (no Dagster IO manager): each step reads the workspace's own files,
+# so two workspaces that share a fingerprint partition never read each other's selection.
+
+SELECTION_FORMAT = 1
+
+
+def write_selection(path: Path, selection: Selection, input_digests: dict[str, str]) -> None:
+    """Write the chosen videos, with the digests of the inputs they were chosen from,
+    atomically (a concurrent run of the same workspace writes the same bytes)."""
+    doc = {"format": SELECTION_FORMAT, "input_digests": input_digests,
+           "trainval": list(selection.trainval), "test": list(selection.test),
+           "swaps": selection.swaps}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_bytes(path, canonical_bytes(doc))
+
+
+def read_selection(path: Path, input_digests: dict[str, str]) -> Selection:
+    """The selection trainval_selection wrote, refused unless it was chosen from inputs with
+    exactly these digests (an input that changed in between would freeze a stale choice)."""
+    how = "materialize trainval_selection again (split-assets run does every step)"
+    try:
+        doc = json.loads(path.read_bytes())
+    except FileNotFoundError:
+        raise InputError("no trainval selection for this split yet", str(path), how) from None
+    except ValueError:
+        raise InputError("the trainval selection is not one written by split-assets",
+                         str(path), how) from None
+    if not isinstance(doc, dict) or doc.get("format") != SELECTION_FORMAT:
+        raise InputError("the trainval selection is not one written by this release",
+                         str(path), how)
+    old = doc.get("input_digests", {})
+    changed = sorted(k for k in set(old) | set(input_digests)
+                     if old.get(k) != input_digests.get(k))
+    if changed:
+        raise InputError(f"the inputs changed since trainval_selection chose its videos "
+                         f"({', '.join(changed)})", str(path), how)
+    return Selection(tuple(doc["trainval"]), tuple(doc["test"]), int(doc["swaps"]))
