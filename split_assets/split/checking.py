@@ -44,19 +44,59 @@ def check_pools_file(ws: Workspace, path: Path, recompute: bool) -> list[Invaria
     if doc["baseline_run_id"] != ws.run_id:
         raise UserError(f"pools.json is of run {doc['baseline_run_id']!r}, the config of "
                         f"{ws.run_id!r}", str(path), "pass the config the split was made with")
-    if doc["diag_fingerprint"] != ws.fingerprint.key:
-        raise UserError(f"pools.json is of fingerprint {doc['diag_fingerprint']}, the config's "
-                        f"is {ws.fingerprint.key}", str(path),
-                        "pass the config the split was made with")
+    ws = _partition_of(ws, doc["diag_fingerprint"], path)
     ws.predictions  # noqa: B018 - the inputs first: their errors come before the store's
     ws.signal_rows(required=True)  # the diagnoses the split consumed: the store must exist
     manifest = _manifest(path.parent / MANIFEST_FILE)
     problem = ws.problem()
-    results = verify(problem, data, manifest.get("pools_sha256") if manifest else None)
+    results = [identity_check(ws, doc, manifest)]
+    results += verify(problem, data, manifest.get("pools_sha256") if manifest else None)
     results += rederived(problem, data)
     if recompute:
         results.append(recompute_check(ws, data, manifest))
     return results
+
+
+def _partition_of(ws: Workspace, key: str, path: Path) -> Workspace:
+    """The workspace of the fingerprint a pools.json carries: the config's, or a stale
+    partition's (an earlier judge whose diagnoses the signal store holds, re-frozen with the
+    current split settings)."""
+    if key == ws.fingerprint.key:
+        return ws
+    with ws.store(read_only=True) as store:
+        known = store.fingerprint_components(key) is not None
+    if not known:
+        raise UserError(f"pools.json is of fingerprint {key}, which the signal store "
+                        f"{ws.loaded.paths.signals_db} does not hold (the config's is "
+                        f"{ws.fingerprint.key})", str(path),
+                        "pass the config the split was made with")
+    return ws.check_partition(key)
+
+
+def identity_check(ws: Workspace, doc: dict[str, Any],
+                   manifest: dict[str, Any] | None) -> InvariantResult:
+    """pools.json's own seed, split_id, baseline_run_id and diag_fingerprint agree with the
+    manifest beside it and with the config (an edited field, even re-signed in the manifest's
+    pools_sha256, shows here)."""
+    vs = ws.loaded.config.video_split
+    expected: dict[str, dict[str, Any]] = {
+        "config": {"seed": vs.seed, "split_id": ws.split_id, "baseline_run_id": ws.run_id,
+                   "diag_fingerprint": ws.fingerprint.key}}
+    if manifest is not None:
+        snap = manifest.get("config", {}).get("video_split", {})
+        expected["manifest"] = {"seed": snap.get("seed"), "split_id": manifest.get("split_id"),
+                                "baseline_run_id": snap.get("baseline_run_id"),
+                                "diag_fingerprint": manifest.get("diag_fingerprint")}
+    wrong = [f"{field} {doc.get(field)!r} in pools.json, {value!r} in the {source}"
+             for source, fields in expected.items() for field, value in fields.items()
+             if doc.get(field) != value]
+    checked = " and ".join(expected)
+    if wrong:
+        return InvariantResult("identity_matches", False, "; ".join(wrong),
+                               {"mismatches": len(wrong)})
+    return InvariantResult("identity_matches", True,
+                           f"seed, split_id, baseline_run_id and diag_fingerprint agree with "
+                           f"the {checked}", {"mismatches": 0})
 
 
 def _manifest(path: Path) -> dict[str, Any] | None:

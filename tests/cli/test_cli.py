@@ -46,7 +46,49 @@ def test_run_twice_is_byte_identical_and_verifies(small_workspace: Path, run_cli
     assert str(small_workspace.parent) not in first[1].decode()  # no absolute paths
     code, out3, _ = run_cli("verify", lines["pools"], "--config", str(small_workspace))
     assert code == 0
-    assert out3.count("ok ") == 9 and "FAIL" not in out3
+    assert out3.count("ok ") == 10 and "FAIL" not in out3
+
+
+def _resign(pools: Path, **fields: object) -> None:
+    """Edit pools.json's own fields, keep it canonical, patch the manifest's pools_sha256."""
+    import hashlib
+
+    old = hashlib.sha256(pools.read_bytes()).hexdigest()
+    doc = {**json.loads(pools.read_bytes()), **fields}
+    data = (json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+            + "\n").encode()
+    pools.write_bytes(data)
+    manifest = pools.parent / "split_manifest.json"
+    manifest.write_text(manifest.read_text().replace(old, hashlib.sha256(data).hexdigest()))
+
+
+@pytest.mark.parametrize(("field", "value", "says"), [
+    ("seed", 8, "seed 8 in pools.json, 7 in the config; seed 8 in pools.json, 7 in the manifest"),
+    ("split_id", "0123456789ab", "split_id '0123456789ab' in pools.json"),
+])
+def test_verify_refuses_a_pools_json_whose_identity_was_edited_and_resigned(
+        small_workspace: Path, run_cli: Cli, field: str, value: object, says: str) -> None:
+    code, out, err = run_cli("run", "--config", str(small_workspace))
+    assert code == 0, err
+    pools = Path(kv(out)["pools"])
+    _resign(pools, **{field: value})
+    code, out, err = run_cli("verify", str(pools), "--config", str(small_workspace))
+    assert code == 1
+    assert "FAIL identity_matches: " in out and says in out
+    assert "pools_sha256_matches" in out and "FAIL pools_sha256_matches" not in out  # re-signed
+    assert err.startswith("error: 1 check(s) failed: identity_matches")
+
+
+def test_verify_refuses_a_fingerprint_the_signal_store_does_not_hold(
+        small_workspace: Path, run_cli: Cli) -> None:
+    code, out, err = run_cli("run", "--config", str(small_workspace))
+    assert code == 0, err
+    pools = Path(kv(out)["pools"])
+    _resign(pools, diag_fingerprint="fp-000000000000")
+    code, out, err = run_cli("verify", str(pools), "--config", str(small_workspace))
+    assert code == 2 and out == ""
+    assert "fingerprint fp-000000000000, which the signal store" in err
+    assert len(err.strip().splitlines()) == 1
 
 
 def _shuffle_inputs(config: Path) -> None:

@@ -52,6 +52,14 @@ def test_a_stale_partition_is_refrozen_from_its_stored_diagnoses(small_workspace
     assert len(frozen) == 2  # the first split, and the re-frozen one beside it
     for path in frozen:
         assert json.loads(path.read_bytes())["fingerprint_components"] == components
+    # plain verify accepts the re-frozen split: its fingerprint is an earlier one the signal
+    # store holds, not the config's (a judge that needs no key, to build the config's)
+    edit_config(small_workspace, diag={"judge": "rules", "model": "rules-v1"})
+    refrozen = next(p.parent / "pools.json" for p in frozen
+                    if json.loads(p.read_bytes())["config"]["video_split"]["seed"] == 8)
+    code, out, err = run_cli("verify", str(refrozen), "--config", str(small_workspace))
+    assert code == 0, err
+    assert "ok   identity_matches" in out and "FAIL" not in out
 
 
 def test_a_stale_partition_that_would_need_a_judge_fails_in_one_line(small_workspace: Path,
