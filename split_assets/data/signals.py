@@ -11,6 +11,10 @@ lease of a worker that died expires (at once when it ran on this host) and is ta
 The store carries a schema version (SQLite: ``PRAGMA user_version``); a store written by an
 earlier release is migrated in place when it is opened. The SQL here is written once for both
 engines: ``?`` placeholders and SQLite's spelling, which ``signals_pg.pg_sql`` translates.
+
+A safety net behind the judge's own redaction (``judge/governed.py``): every text written from
+an endpoint's answer (a diagnosis's free text, a cached response, a call's status and reported
+model) is redacted of the credentials the environment configures (``lib/redact.py``).
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ from split_assets.data.db import (
 from split_assets.data.leases import LeaseOwner, Leases
 from split_assets.data.telemetry import Telemetry
 from split_assets.errors import UserError
+from split_assets.lib.redact import environment_redactor
 
 SCHEMA_VERSION = 4  # 1 was the first release, which did not stamp a version (user_version 0)
 
@@ -171,6 +176,9 @@ _PUT_LABELS = upsert_sql("review_labels", LABEL_COLUMNS,
                          ("baseline_run_id", "question_id", "reviewer"))
 
 _READ = attrgetter(*_COLUMNS)
+# the free text of a row, which an endpoint's answer may fill (redacted on the way in)
+_TEXT = tuple(_COLUMNS.index(c) for c in ("error_type", "cause_category", "evolution_target",
+                                          "session_id", "rationale", "reported_model"))
 _CREATED, _DEGRADED, _INFRA = (_COLUMNS.index(c) for c in ("created_at", "degraded", "infra"))
 
 
@@ -325,8 +333,12 @@ class SignalStore(Leases, Telemetry):
         returns the ``updated_at`` they were written with."""
         values = []
         now = self.now()
+        redact = environment_redactor()
         for row in rows:  # rows are flat: a shallow read, not dataclasses.asdict's deep copy
             record = list(_READ(row))
+            if redact:
+                for i in _TEXT:
+                    record[i] = redact.optional(record[i])
             record[_CREATED] = record[_CREATED] or utc_now()
             record[_DEGRADED] = int(record[_DEGRADED])
             record[_INFRA] = int(record[_INFRA])
@@ -401,7 +413,7 @@ class SignalStore(Leases, Telemetry):
     def cache_put(self, key: str, response: str) -> None:
         """Written in the open transaction: committed together with the diagnosis row that
         uses it (``upsert``) or by ``flush``, so a crash never keeps one without the other."""
-        self._x(_CACHE_PUT, (key, response, utc_now()))
+        self._x(_CACHE_PUT, (key, environment_redactor()(response), utc_now()))
 
     def flush(self) -> None:
         """Commit what is pending (telemetry and cache rows written since the last row)."""

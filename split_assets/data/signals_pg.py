@@ -32,6 +32,7 @@ from split_assets.data.signals import (
 )
 from split_assets.data.telemetry import CALL_COLUMNS
 from split_assets.errors import UserError
+from split_assets.lib.redact import environment_redactor
 
 if TYPE_CHECKING:
     from psycopg_pool import ConnectionPool
@@ -357,7 +358,9 @@ def _copy(source: SignalStore, target: SignalStore, table: str, columns: tuple[s
               f"({', '.join('?' for _ in columns)}) {conflict}")
     cursor = source._x(f"SELECT {', '.join(columns)} FROM {table} {where}", params)
     copied = 0
+    redact = environment_redactor()  # a store of an earlier release may hold a secret
     while chunk := cursor.fetchmany(_CHUNK):
-        copied += target._xm(insert, chunk)
+        copied += target._xm(insert, [redact.value(tuple(row)) for row in chunk] if redact
+                             else chunk)
     return copied
 

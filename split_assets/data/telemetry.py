@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from split_assets.data.db import utc_now
+from split_assets.lib.redact import environment_redactor
 
 CALL_COLUMNS = ("diag_fingerprint", "question_id", "attempt", "status", "latency_ms",
                 "prompt_tokens", "completion_tokens", "cache_hit", "reported_model", "created_at",
@@ -28,11 +29,14 @@ class Telemetry:
         """One telemetry row, committed with the next diagnosis row or ``flush`` (one commit
         per finished diagnosis instead of three). Statuses: ``ok``, ``invalid_output`` (an
         HTTP 200 whose answer is not a valid diagnosis), ``cache_hit`` (no call, no tokens
-        spent), an HTTP status, ``timeout``, ``connection_error``, ..."""
+        spent), an HTTP status, ``timeout``, ``connection_error``, ... The status and the
+        reported model are redacted of any configured credential (the signal store's net)."""
+        redact = environment_redactor()
         self._x(
             _RECORD_CALL,
-            (fingerprint, question_id, attempt, status, latency_ms, prompt_tokens,
-             completion_tokens, int(cache_hit), reported_model, utc_now(), cached_tokens))
+            (fingerprint, question_id, attempt, redact(status), latency_ms, prompt_tokens,
+             completion_tokens, int(cache_hit), redact.optional(reported_model), utc_now(),
+             cached_tokens))
 
     def telemetry(self, fingerprint: str) -> dict[str, Any]:
         """The endpoint's reported models, call statuses and latency by status."""

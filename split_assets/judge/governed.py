@@ -5,6 +5,11 @@ with jitter that honours ``Retry-After``, for 429, 5xx, timeouts and connection 
 on 400/401/403/404; a circuit breaker that opens after N consecutive failed attempts; a total
 timeout per call and, when streaming, time-to-first-token and inter-token timeouts; a response
 cache keyed by the exact request; a telemetry row per attempt.
+
+Everything the endpoint sends back enters through ``_call`` (and the cache through
+``_from_cache``): there the answer (a streamed one once assembled), the reported model and an
+API error's message and body are redacted of every credential the client is configured with
+(``lib/redact.py``), before anything parses, stores, prints or raises them.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ from split_assets.config import OpenAIJudgeConfig
 from split_assets.data.signals import SignalStore
 from split_assets.errors import RunFailure, UserError
 from split_assets.judge.base import JudgeOutcome
+from split_assets.lib.redact import Redactor, secrets_of
 
 KEY_VAR = "OPENAI_API_KEY"
 URL_VAR = "OPENAI_BASE_URL"
@@ -111,6 +117,23 @@ def _timeout_or_reset(exc: BaseException) -> str:
             return "connection_error"
         seen = seen.__cause__ or seen.__context__
     return "timeout"
+
+
+def client_redactor(client: openai.AsyncOpenAI) -> Redactor:
+    """The redactor of every credential ``client`` sends: its API key (the Authorization
+    header), admin key and webhook secret, its custom headers (``OPENAI_CUSTOM_HEADERS``) and
+    the userinfo of its base URL."""
+    keys = (client.api_key, getattr(client, "admin_api_key", None),
+            getattr(client, "webhook_secret", None))
+    headers = getattr(client, "_custom_headers", None) or {}
+    return Redactor(secrets_of(keys, headers, str(client.base_url)))
+
+
+def _redacted(reply: Reply, redact: Redactor) -> Reply:
+    if not redact:
+        return reply
+    return replace(reply, text=redact(reply.text),
+                   reported_model=redact.optional(reply.reported_model))
 
 
 def check_environment() -> None:
@@ -243,6 +266,7 @@ class GovernedClient:
                                           http_client=openai.DefaultAioHttpClient(
                                               timeout=settings.timeout_s,
                                               verify=tls_context().result()))
+        self.redact = client_redactor(self._client)  # the one boundary: see _call
         self._fatal: UserError | None = None  # a 401/403/404 stops every call that follows
         # diag.concurrency: requests in flight at once (held per attempt, not while backing off)
         self._slots = asyncio.Semaphore(concurrency)
@@ -334,8 +358,9 @@ class GovernedClient:
         cached = self.store.cache_get(request.key)
         if cached is None:
             return None
-        record = orjson.loads(cached)
-        reply = Reply(record["text"], 0, 0, record.get("reported_model"), cache_hit=True)
+        record = orjson.loads(cached)  # a store of an earlier release may hold a secret
+        reply = _redacted(Reply(record["text"], 0, 0, record.get("reported_model"),
+                                cache_hit=True), self.redact)
         self.store.record_call(self.fingerprint, question_id, 0, "cache_hit", 0.0,
                                cache_hit=True, reported_model=reply.reported_model)
         return _parsed(reply, parse)
@@ -377,9 +402,18 @@ class GovernedClient:
                                  stream=stream, stream_cls=AsyncStream[ChatCompletionChunk])
 
     async def _call(self, request: Prepared) -> Reply:
-        if not self.settings.stream:
-            return _reply_of(await self._post(request, stream=False))
-        return await self._stream(request)
+        """Where the endpoint's text enters: the answer (a streamed one once assembled, so a
+        secret split across chunks is found whole), the reported model and an API error (a
+        4xx/5xx body, an error event of a stream) are redacted here."""
+        try:
+            if not self.settings.stream:
+                reply = _reply_of(await self._post(request, stream=False))
+            else:
+                reply = await self._stream(request)
+        except openai.APIError as exc:
+            self.redact.exception(exc)  # in place: the same error, its texts redacted
+            raise
+        return _redacted(reply, self.redact)
 
     async def _stream(self, request: Prepared) -> Reply:
         s = self.settings

@@ -299,3 +299,39 @@ def test_a_nul_in_a_model_answer_does_not_fail_the_commit(signals_location: Path
         kept = store.rows("r", "fp-x")[0].rationale
         assert kept in ("frame\x00 12", "frame\ufffd 12")
         assert store.cache_get("k1") in ("a\x00b", "a\ufffdb")
+
+
+def test_the_store_redacts_a_configured_key_on_every_write(
+        signals_location: Path | str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The safety net behind the judge's own redaction: whatever a caller hands the store."""
+    key = "sk-net-key/0123456789"
+    monkeypatch.setenv("OPENAI_API_KEY", key)
+    with open_store(signals_location) as store:
+        store.upsert(row("q1", "T2", rationale=f"echo Bearer {key}", error_type="other",
+                         evolution_target=f"skill:{key}", reported_model=f"m ({key})"))
+        store.cache_put("k1", f'{{"text": "{key.replace("/", chr(92) + "/")}"}}')
+        store.record_call("fp-x", "q1", 0, f"500 {key}", 1.0, reported_model=key)
+        store.flush()
+        stored = store.rows("r", "fp-x")[0]
+        texts = [stored.rationale, stored.evolution_target, stored.reported_model,
+                 store.cache_get("k1"), *store.call_statuses("fp-x"),
+                 *store.reported_models("fp-x")]
+    assert texts == ["echo Bearer [redacted]", "skill:[redacted]", "m ([redacted])",
+                     '{"text": "[redacted]"}', "500 [redacted]", "[redacted]"]
+
+
+def test_signals_copy_redacts_what_an_earlier_store_holds(
+        tmp_path: Path, pg_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    key = "sk-old-leak-0123456789"
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)  # written before the key was known
+    with SignalStore(tmp_path / "signals.db") as source:
+        source.upsert(row("q1", rationale=f"echo {key}"))
+        source.cache_put("k1", f"echo {key}")
+        source.flush()
+    assert key in sqlite3.connect(tmp_path / "signals.db").execute(
+        "SELECT rationale FROM signals").fetchone()[0]
+    monkeypatch.setenv("OPENAI_API_KEY", key)
+    with SignalStore(tmp_path / "signals.db") as source, open_store(pg_url) as target:
+        copy_store(source, target)
+        assert [r.rationale for r in target.rows("r", "fp-x")] == ["echo [redacted]"]
+        assert target.cache_get("k1") == "echo [redacted]"

@@ -4,6 +4,12 @@ Tests and benchmarks use it to drive a governed LLM client through real sockets.
 inject retries, ``Retry-After``, connection resets, stalls (timeouts), and malformed or
 schema-invalid answers.
 
+An ``echo`` action puts a request header's value (the ``Authorization`` header by default:
+``Bearer <key>``) into what it answers, as a misconfigured endpoint or debugging proxy would: the
+answer's rationale and the reported model, a 4xx/5xx error body, or a stream's error event;
+plain, JSON-escaped or unicode-escaped (``ECHO_STYLES``), and when streamed in chunks that split
+the value.
+
 It uses ``asyncio.start_server`` with HTTP/1.1 keep-alive, and needs no per-request threads,
 so a single process handles many concurrent ``openai.AsyncOpenAI`` connections.
 
@@ -41,8 +47,11 @@ from dataclasses import dataclass
 from typing import Any
 
 KINDS = frozenset(
-    {"ok", "status", "reset", "stall_first", "stall_mid", "invalid_json", "schema_invalid", "text"}
+    {"ok", "status", "reset", "stall_first", "stall_mid", "invalid_json", "schema_invalid", "text",
+     "stream_error"}
 )
+ECHO_STYLES = frozenset({"plain", "json", "unicode"})
+_ECHO = "@@ECHO@@"  # where the echoed value goes in a JSON text (json.dumps keeps it as it is)
 INVALID_JSON_CONTENT = "I think the answer is T2 because"
 SCHEMA_INVALID_CONTENT = '{"tier": "T9", "confidence": 3}'
 STREAM_PIECES = 4
@@ -65,6 +74,15 @@ class Action:
       ``invalid_json``   content is prose, not JSON (``content`` overrides it).
       ``schema_invalid`` content is JSON that violates the diagnosis schema (``content`` overrides).
       ``text``           content is ``content`` as given (``""`` if None).
+      ``stream_error``   stream: the first piece of the answer, then an error event (``data:
+                         {"error": {...}}``, as vLLM sends one mid-stream). Non-stream: a 500.
+
+    echo: a style of ``ECHO_STYLES`` puts the value of the request's ``echo_header`` into the
+    answer: ``ok`` -- the default diagnosis's rationale ends with it, and the reported model
+    carries it; ``status`` and ``stream_error`` -- the error message carries it. ``plain`` is
+    json.dumps's own escaping; ``json`` also escapes ``/`` as ``\\/`` and ``<``, ``>``, ``&`` as
+    ``\\u003c`` ... (PHP's and Go's encoders); ``unicode`` writes every character as ``\\uXXXX``.
+    Streamed, the pieces are cut inside the echoed text.
     """
 
     kind: str = "ok"
@@ -72,10 +90,15 @@ class Action:
     retry_after: float | None = None
     stall_s: float = 0.0
     content: str | None = None
+    echo: str | None = None
+    echo_header: str = "authorization"
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
             raise ValueError(f"unknown Action kind {self.kind!r}; expected one of {sorted(KINDS)}")
+        if self.echo is not None and self.echo not in ECHO_STYLES:
+            raise ValueError(f"unknown echo style {self.echo!r}; expected one of "
+                             f"{sorted(ECHO_STYLES)}")
         if self.kind == "status" and not 100 <= self.status <= 599:
             raise ValueError(f"invalid status {self.status}")
 
@@ -134,11 +157,44 @@ def default_content(body: dict) -> str:
     return json.dumps(default_diagnosis(body))
 
 
-def _split_pieces(content: str, n: int = STREAM_PIECES) -> list[str]:
+def _split_pieces(content: str, n: int = STREAM_PIECES, cuts: tuple[int, ...] = ()) -> list[str]:
+    """``n`` pieces of about the same size, also cut at ``cuts``."""
     if not content:
         return [""]
     size = max(1, math.ceil(len(content) / n))
-    return [content[i : i + size] for i in range(0, len(content), size)]
+    points = sorted({*range(size, len(content), size), *(c for c in cuts if 0 < c < len(content))})
+    return [content[a:b] for a, b in zip([0, *points], [*points, len(content)], strict=True)]
+
+
+def escape_echo(value: str, style: str) -> str:
+    """``value`` as it goes inside a JSON string in ``style`` (see ``Action``)."""
+    if style == "unicode":
+        units = value.encode("utf-16-be")
+        return "".join(f"\\u{int.from_bytes(units[i:i + 2], 'big'):04x}"
+                       for i in range(0, len(units), 2))
+    text = json.dumps(value)[1:-1]
+    if style == "json":
+        for char, escaped in (("/", "\\/"), ("<", "\\u003c"), (">", "\\u003e"),
+                              ("&", "\\u0026")):
+            text = text.replace(char, escaped)
+    return text
+
+
+def _echoed(value: Any, echo: str | None, style: str | None) -> str:
+    """json.dumps(value), the echoed value in place of ``_ECHO``."""
+    text = json.dumps(value)
+    return text.replace(_ECHO, escape_echo(echo or "", style)) if style else text
+
+
+def _cuts(text: str, echo: str | None, style: str | None) -> tuple[int, ...]:
+    """Where a stream cuts the echoed value: at its thirds."""
+    if not style or not echo:
+        return ()
+    escaped = escape_echo(echo, style)
+    start = text.find(escaped)
+    if start < 0:
+        return ()
+    return (start + len(escaped) // 3, start + 2 * len(escaped) // 3)
 
 
 CACHE_BLOCK_TOKENS = 64  # providers cache prompt prefixes in blocks (e.g. vLLM 16, OpenAI 128)
@@ -160,6 +216,7 @@ def _common_prefix(a: str, b: str) -> int:
 
 
 def _error_body(status: int, message: str | None = None) -> dict:
+    """An OpenAI-style error body."""
     if status == 401:
         err_type, code = "invalid_request_error", "invalid_api_key"
         message = message or "Incorrect API key provided"
@@ -503,21 +560,44 @@ class FakeLLM:
             writer.transport.abort()
             return False
         await self._sleep(self.latency_s)
-        if action.kind == "status":
+        # the header's text as the client sent it (UTF-8; the head is read as latin-1)
+        echo = request.headers.get(action.echo_header, "").encode("latin-1").decode(
+            "utf-8", "replace") if action.echo else None
+        if action.kind == "status" or action.kind == "stream_error" and not body.get("stream"):
             await self._sleep(action.stall_s)
             extra = []
             if action.retry_after is not None:
                 extra.append(("Retry-After", _fmt_seconds(action.retry_after)))
-            return await self._send_error(writer, action.status, keep_alive, action.content,
-                                          extra_headers=extra)
+            status = action.status if action.kind == "status" else 500
+            payload = _error_body(status, self._echo_message(action, status))
+            return await self._send_json(writer, status, payload, keep_alive, extra,
+                                         echo=echo, style=action.echo)
 
-        content = self._content_for(action, body)
+        content = self._content_for(action, body, echo)
         if body.get("stream"):
-            return await self._send_stream(writer, body, index, action, content, keep_alive)
-        return await self._send_completion(writer, body, index, action, content, keep_alive)
+            return await self._send_stream(writer, body, index, action, content, keep_alive,
+                                           echo)
+        return await self._send_completion(writer, body, index, action, content, keep_alive,
+                                           echo)
 
     @staticmethod
-    def _content_for(action: Action, body: dict) -> str:
+    def _echo_message(action: Action, status: int) -> str | None:
+        """An error's message; with ``echo``, ending with the echoed header."""
+        if not action.echo:
+            return action.content
+        message = action.content or _error_body(status)["error"]["message"]
+        return f"{message} ({action.echo_header}: {_ECHO})"
+
+    def _model(self, action: Action) -> str:
+        """The reported model; with ``echo``, carrying the echoed header."""
+        return f"{self.model_reported} ({_ECHO})" if action.echo else self.model_reported
+
+    @staticmethod
+    def _content_for(action: Action, body: dict, echo: str | None = None) -> str:
+        if action.echo and action.kind in ("ok", "stream_error") and action.content is None:
+            diagnosis = default_diagnosis(body)
+            diagnosis["rationale"] += f" (the request's {action.echo_header}: {_ECHO})"
+            return _echoed(diagnosis, echo, action.echo)
         if action.kind == "invalid_json":
             return action.content if action.content is not None else INVALID_JSON_CONTENT
         if action.kind == "schema_invalid":
@@ -561,12 +641,13 @@ class FakeLLM:
         action: Action,
         content: str,
         keep_alive: bool,
+        echo: str | None = None,
     ) -> bool:
         payload = {
             "id": f"chatcmpl-fake{index:06d}",
             "object": "chat.completion",
             "created": int(time.time()),
-            "model": self.model_reported,
+            "model": self._model(action),
             "choices": [
                 {
                     "index": 0,
@@ -577,7 +658,7 @@ class FakeLLM:
             ],
             "usage": self._usage(body, content),
         }
-        data = json.dumps(payload).encode("utf-8")
+        data = _echoed(payload, echo, action.echo).encode("utf-8")
         head = self._head(200, "application/json", keep_alive, length=len(data), index=index)
         if action.kind == "stall_first":
             await self._sleep(action.stall_s)
@@ -600,13 +681,14 @@ class FakeLLM:
         action: Action,
         content: str,
         keep_alive: bool,
+        echo: str | None = None,
     ) -> bool:
         include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
         base: dict[str, Any] = {
             "id": f"chatcmpl-fake{index:06d}",
             "object": "chat.completion.chunk",
             "created": int(time.time()),
-            "model": self.model_reported,
+            "model": self._model(action),
         }
         if include_usage:
             base["usage"] = None
@@ -618,7 +700,7 @@ class FakeLLM:
 
         def chunk(delta: dict, finish_reason: str | None = None) -> str:
             choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish_reason}
-            return json.dumps({**base, "choices": [choice]})
+            return _echoed({**base, "choices": [choice]}, echo, action.echo)
 
         writer.write(
             self._head(
@@ -628,18 +710,23 @@ class FakeLLM:
         await writer.drain()
         if action.kind == "stall_first":
             await self._sleep(action.stall_s)
-        pieces = _split_pieces(content)
+        pieces = _split_pieces(content, cuts=_cuts(content, echo, action.echo))
         stall_at = min(2, len(pieces)) if action.kind == "stall_mid" else -1
         for i, piece in enumerate(pieces):
             if i == stall_at:
                 await self._sleep(action.stall_s)
             delta = {"role": "assistant", "content": piece} if i == 0 else {"content": piece}
             await event(chunk(delta))
+            if action.kind == "stream_error":  # one piece, then the error event
+                error = _error_body(500, self._echo_message(action, 500))
+                await event(_echoed(error, echo, action.echo))
+                break
         if stall_at == len(pieces):
             await self._sleep(action.stall_s)
         await event(chunk({}, "stop"))
         if include_usage:
-            await event(json.dumps({**base, "choices": [], "usage": self._usage(body, content)}))
+            usage = {**base, "choices": [], "usage": self._usage(body, content)}
+            await event(_echoed(usage, echo, action.echo))
         await event("[DONE]")
         writer.write(b"0\r\n\r\n")
         await writer.drain()
@@ -676,8 +763,11 @@ class FakeLLM:
         payload: dict,
         keep_alive: bool,
         extra_headers: list[tuple[str, str]] | None = None,
+        *,
+        echo: str | None = None,
+        style: str | None = None,
     ) -> bool:
-        data = json.dumps(payload).encode("utf-8")
+        data = _echoed(payload, echo, style).encode("utf-8")
         head = self._head(
             status, "application/json", keep_alive, length=len(data), extra_headers=extra_headers
         )

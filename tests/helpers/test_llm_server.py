@@ -18,6 +18,7 @@ from helpers.llm_server import (
     Action,
     FakeLLM,
     default_diagnosis,
+    escape_echo,
 )
 
 MESSAGES = [
@@ -193,6 +194,46 @@ def test_concurrent_calls_overlap() -> None:
         elapsed, results = asyncio.run(run())
     assert len(results) == 64 and len(srv.requests) == 64
     assert elapsed < 1.5, elapsed
+
+
+def test_echo_puts_the_header_into_answers_errors_and_split_chunks(server: FakeLLM) -> None:
+    key = 'sk-e/c"h&o<>0123456789'
+    auth = f"Bearer {key}"
+
+    async def run():
+        async with _client(server, api_key=key) as client:
+            raw = {}
+            for style in ("plain", "json", "unicode"):
+                server.script(Action(echo=style))
+                response = await client.chat.completions.with_raw_response.create(
+                    model="gpt-x", messages=MESSAGES)
+                raw[style] = (response.http_response.text, response.parse())
+            server.script(Action(echo="plain"))
+            stream = await _call(client, stream=True)
+            pieces = [c.choices[0].delta.content async for c in stream
+                      if c.choices and c.choices[0].delta.content]
+            server.script(Action("status", status=503, echo="json"))
+            with pytest.raises(openai.InternalServerError) as refused:
+                await _call(client)
+            server.script(Action("stream_error", echo="plain"))
+            with pytest.raises(openai.APIError) as event:
+                async for _ in await _call(client, stream=True):
+                    pass
+            return raw, pieces, refused.value, event.value
+
+    raw, pieces, refused, event = asyncio.run(run())
+    for style, (text, reply) in raw.items():
+        rationale = json.loads(reply.choices[0].message.content)["rationale"]
+        assert rationale.endswith(f"(the request's authorization: {auth})")
+        assert reply.model == f"fake-model-1 ({auth})"
+        assert escape_echo(auth, style) in text  # the reported model, as the wire has it
+    assert escape_echo(key, "json") == r'sk-e\/c\"h\u0026o\u003c\u003e0123456789'
+    assert escape_echo("sk", "unicode") == r"\u0073\u006b"
+    # streamed: the value is cut across chunks, whole once they are joined
+    assert json.loads("".join(pieces))["rationale"].endswith(f"authorization: {auth})")
+    wire = escape_echo(key, "plain")
+    assert wire in "".join(pieces) and not any(wire[3:-3] in piece for piece in pieces)
+    assert auth in refused.message and auth in event.message
 
 
 def test_main_mode_serves_until_terminated() -> None:
