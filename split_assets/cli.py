@@ -381,7 +381,31 @@ def import_run(args: argparse.Namespace) -> int:
     return 0
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, settle: bool = False) -> int:
+    """Run one command; its exit code. ``settle`` (the console script): once the outcome is
+    printed, a late Ctrl-C is ignored, so the process never dies of the signal."""
+    from split_assets.lib import interrupts
+
+    with interrupts.watch():  # a Ctrl-C is never lost (lib/interrupts.py)
+        try:
+            return _main(argv)
+        finally:
+            if settle:
+                interrupts.settle()
+
+
+def entry() -> None:
+    """The ``split-assets`` console script."""
+    try:
+        code = main(settle=True)
+    except KeyboardInterrupt:  # in the instant between the outcome and settling
+        code = _interrupted()
+    sys.exit(code)
+
+
+def _main(argv: Sequence[str] | None) -> int:
+    from split_assets.lib import interrupts
+
     try:
         parser = build_parser()
         if "_ARGCOMPLETE" in os.environ:  # the shell asks for completions (README)
@@ -391,16 +415,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
         return _dispatch(args)
     except SplitAssetsError as exc:
-        return _fail(exc)
+        # whatever failed after a Ctrl-C failed because of it: the interrupt is the outcome
+        return _interrupted() if interrupts.seen() else _fail(exc)
     except KeyboardInterrupt:
-        from split_assets.defs.launch import interrupted
-
-        return _fail(interrupted())
+        return _interrupted()
     except Exception as exc:
+        if interrupts.seen() or interrupts.is_interrupt(exc):
+            return _interrupted()
         mapped = environment_error(exc)
         if mapped is None:
             raise
         return _fail(mapped)
+
+
+def _interrupted() -> int:
+    from split_assets.defs.launch import interrupted
+
+    return _fail(interrupted())
 
 
 def _fail(exc: SplitAssetsError) -> int:
@@ -432,4 +463,4 @@ def _dispatch(args: argparse.Namespace) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    entry()

@@ -1,7 +1,8 @@
 """A compact console logger: one line per message on stderr, no tracebacks.
 
-The CLI reports a failed run itself as one ``error:`` line; the full error stays in the run's
-event log (the Dagster UI shows it).
+Progress only: the CLI reports a failed run itself as one ``error:`` line, so Dagster's failure
+events (a failed step, check or run, the steps it skipped) are not shown; the full error stays
+in the run's event log (the Dagster UI shows it).
 """
 
 import logging
@@ -9,19 +10,23 @@ import sys
 
 from dagster import Field, InitLoggerContext, logger
 
-_EVENTS = {"STEP_START", "STEP_SUCCESS", "STEP_FAILURE", "ASSET_MATERIALIZATION",
-           "ASSET_CHECK_EVALUATION", "RUN_SUCCESS", "RUN_FAILURE"}
+_EVENTS = {"STEP_START", "STEP_SUCCESS", "ASSET_MATERIALIZATION", "ASSET_CHECK_EVALUATION",
+           "RUN_SUCCESS"}
 
 
 class _Progress(logging.Filter):
-    """Keep the events a user follows and our own messages; drop Dagster's plumbing."""
+    """Keep the events a user follows and our own messages; drop Dagster's plumbing and its
+    failure chatter (our code logs at INFO and WARNING; Dagster's "Dependencies for step ...
+    Not executing" lines are ERROR)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         meta = getattr(record, "dagster_meta", None) or {}
         event = meta.get("dagster_event")
         if event is not None:
+            if event.event_type_value == "ASSET_CHECK_EVALUATION":
+                return bool(event.event_specific_data.passed)
             return event.event_type_value in _EVENTS
-        return record.levelno >= logging.INFO
+        return logging.INFO <= record.levelno < logging.ERROR
 
 
 class _OneLine(logging.Formatter):

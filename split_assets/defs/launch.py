@@ -22,12 +22,12 @@ def run_split_job(ws: Workspace, tags: dict[str, str]) -> None:
     failpoint("run.registered")
     job = make_definitions(workspace=ws, executor="local").resolve_job_def(SPLIT_JOB)
     run_config = {"loggers": {"console": {"config": {"log_level": "DEBUG"}}}}
-    with interrupts.watch():  # a Ctrl-C is never lost (lib/interrupts.py)
+    with interrupts.watch():  # a Ctrl-C is never lost (lib/interrupts.py; cli.main watches too)
         result = job.execute_in_process(run_config=run_config, instance=instance,
                                         partition_key=ws.fingerprint.key, tags=tags,
                                         raise_on_error=False)
     if not result.success:
-        raise failure_of(result)
+        raise interrupted() if interrupts.seen() else failure_of(result)
 
 
 def interrupted() -> Interrupted:

@@ -1,0 +1,22 @@
+"""Ctrl-C at any moment of a run: one line and exit 130, or a normal finish -- never a
+traceback, a swallowed interrupt, exit 1, or a process killed by the signal (the full 30-timing
+sweep on the demo: bench/sigint_sweep.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from helpers.sigint import spread, sweep
+
+
+def test_a_seeded_sigint_sweep_over_a_run_is_one_line_or_a_normal_finish(
+        _small_template: Path, _dagster_home_template: Path, tmp_path: Path) -> None:
+    # two runs side by side, not interrupted, give the length of a run under the sweep's load
+    plain = sweep(_small_template, _dagster_home_template, tmp_path / "plain", [0, 0])
+    assert all(o.code == 0 and o.problem() is None for o in plain), plain[0].stderr
+    timings = spread(max(o.wall_s for o in plain), 12, seed=21)
+    outcomes = sweep(_small_template, _dagster_home_template, tmp_path / "sweep", timings)
+    problems = [f"at {o.at_s}s: {o.problem()}\n{o.stderr[-2000:]}" for o in outcomes
+                if o.problem() is not None]
+    assert not problems, "\n\n".join(problems)
+    assert sum(o.code == 130 for o in outcomes) >= 6  # the sweep really interrupts runs

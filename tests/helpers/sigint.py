@@ -1,0 +1,86 @@
+"""A SIGINT sweep: ``split-assets run`` on fresh copies of a workspace, each sent one Ctrl-C
+at its own moment, and what a user must see: exit 130 with the ``error: interrupted`` line last
+on stderr, or -- when the run had finished -- exit 0 with every result line; never a traceback,
+an "Exception ignored", exit 1, or a process killed by the signal. Shared by
+tests/cli/test_interrupts.py (12 timings) and bench/sigint_sweep.py (30, on the demo)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+CLI = Path(sys.executable).parent / "split-assets"
+RESULTS = ("fingerprint", "split_id", "pools", "pools_sha256", "manifest")
+
+
+@dataclass(frozen=True)
+class Outcome:
+    at_s: float
+    code: int
+    stdout: str
+    stderr: str
+    wall_s: float
+
+    def problem(self) -> str | None:
+        """What is wrong with this outcome, or None."""
+        for marker in ("Traceback", "Exception ignored"):
+            if marker in self.stderr:
+                return f"{marker} in stderr"
+        if self.code == 130:
+            last = self.stderr.strip().splitlines()[-1] if self.stderr.strip() else ""
+            if not last.startswith("error: interrupted (Ctrl-C): "):
+                return f"exit 130, but stderr's last line is {last!r}"
+            if sum(line.startswith("error:") for line in self.stderr.splitlines()) != 1:
+                return "exit 130 with more than one error line"
+            return None
+        if self.code == 0:
+            keys = [line.split("=", 1)[0] for line in self.stdout.splitlines() if "=" in line]
+            return None if keys[:len(RESULTS)] == list(RESULTS) else f"exit 0 without {RESULTS}"
+        return f"exit {self.code}" + (" (killed by the signal)" if self.code < 0 else "")
+
+
+def interrupt_at(config: Path, home: Path, at_s: float, timeout_s: float = 300) -> Outcome:
+    """Start a run, send SIGINT ``at_s`` seconds in (unless it ended), wait for it."""
+    env = dict(os.environ, DAGSTER_HOME=str(home))
+    proc = subprocess.Popen([str(CLI), "run", "--config", str(config)], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    started = time.monotonic()
+    deadline = started + (at_s or timeout_s)
+    while proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=timeout_s)
+    return Outcome(at_s, proc.returncode, out, err, time.monotonic() - started)
+
+
+def spread(duration_s: float, n: int, seed: int) -> list[float]:
+    """``n`` seeded moments spread over a run of ``duration_s`` (one per n-th of it, jittered
+    within it), from start-up (imports, config) through diagnosis, freezing and the checks."""
+    import random
+
+    rng = random.Random(seed)
+    start, end = 0.2, 1.05 * duration_s
+    step = (end - start) / n
+    return [round(start + step * (i + rng.random()), 2) for i in range(n)]
+
+
+def sweep(template: Path, home_template: Path, folder: Path, timings: list[float],
+          parallel: int = 2) -> list[Outcome]:
+    """One fresh copy of the workspace and of the Dagster instance per timing (``at_s`` 0:
+    not interrupted)."""
+    def one(i: int, at_s: float) -> Outcome:
+        ws, home = folder / f"ws{i}", folder / f"home{i}"
+        shutil.copytree(template, ws)
+        shutil.copytree(home_template, home)
+        return interrupt_at(ws / "video_split.yaml", home, at_s)
+
+    with ThreadPoolExecutor(parallel) as pool:
+        return list(pool.map(one, range(len(timings)), timings))
