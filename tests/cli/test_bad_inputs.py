@@ -17,7 +17,9 @@ Adding a case: append one ``case(id, mutate, argv, exit, allowed)`` line to ``CA
 ``sql``, ``videos``, ``question``, ``write``, ``remove``, ``chain``); ``argv`` may use
 ``{ws}``, ``{cfg}``, ``{pools}`` (the frozen split's pools.json) and ``{scratch}`` (a folder
 outside the workspace); ``allowed`` lists fnmatch patterns of workspace paths that may change
-(a folder's path ends with ``/``: ``"splits/*/"`` allows folders below splits but no file).
+(a folder's path ends with ``/``: ``"splits/*/"`` allows folders below splits but no file);
+``says`` are fragments of which the last line must hold one, ``alone`` asks that stderr be that
+line only (a refusal before anything runs), ``prints`` are texts stdout must hold.
 
 The cases run in parallel (a thread pool of subprocesses) in one session fixture that runs only
 the selected cases, so ``-k`` works and the battery stays fast on two cores.
@@ -140,6 +142,8 @@ class Case:
     hold: Hold | None = None  # a context held while the command runs (a lock)
     interrupt: bool = False  # send SIGINT after the first line on stderr
     says: tuple[str, ...] = ()  # the last line holds one of these (case-insensitive)
+    alone: bool = False  # stderr is that one line, nothing before it (a refusal up front)
+    prints: tuple[str, ...] = ()  # stdout holds each of these (a command that succeeds)
     check: Callable[[Ctx], list[str]] | None = None  # extra post-conditions
     needs_llm: bool = False
     slow: bool = False  # started first (waits on a lock, runs the whole pipeline)
@@ -598,6 +602,30 @@ CASES: list[Case] = [
          predictions_file(lambda c: [*benchmark_ids(c), "zzz-9"]),
          ("import", "predictions", "--jsonl", "{scratch}/preds.jsonl", "--run-id", "r2",
           "--workspace", "{ws}"), 2),
+    # -- issue 21: the command line's own errors are one line too (exit 2) ---------------------
+    case("argv-unknown-option", None, ("run", "--bogus"), 2, alone=True,
+         says=("error: unrecognized arguments: --bogus (split-assets run): see 'split-assets "
+               "run --help'",)),
+    case("argv-unknown-option-of-a-nested-command", None,
+         ("review", "export", "--n", "1", "--out", "{scratch}/r.csv", "--bogus"), 2, alone=True,
+         says=("error: unrecognized arguments: --bogus (split-assets review export): see "
+               "'split-assets review export --help'",)),
+    case("argv-unknown-command", None, ("bogus",), 2, alone=True,
+         says=("error: argument COMMAND: invalid choice: 'bogus' (choose from 'run',",)),
+    case("argv-no-command", None, (), 2, alone=True,
+         says=("error: the following arguments are required: COMMAND (split-assets): see "
+               "'split-assets --help'",)),
+    case("argv-missing-required", None, ("compare",), 2, alone=True,
+         says=("error: the following arguments are required: --candidate (split-assets "
+               "compare): see 'split-assets compare --help'",)),
+    case("argv-invalid-choice", None, ("compare", "--candidate", "c", "--pool", "train"), 2,
+         alone=True, says=("error: argument --pool: invalid choice: 'train' (choose from "
+                           "'validation', 'test') (split-assets compare): see",)),
+    case("argv-bad-int", None, ("run", "--allow-degraded", "many"), 2, alone=True,
+         says=("error: argument --allow-degraded: invalid int value: 'many' (split-assets run): "
+               "see 'split-assets run --help'",)),
+    case("argv-help-still-prints-usage", None, ("run", "--help"), 0,
+         prints=("usage: split-assets run [-h]", "--dry-run")),
 ]
 
 
@@ -752,6 +780,9 @@ def problems_of(case_: Case, r: Result) -> list[str]:
             problems.append("last stderr line is not 'error: <what> (<where>): <fix>'")
         if case_.says and not any(s.lower() in last.lower() for s in case_.says):
             problems.append(f"last line says none of {list(case_.says)}")
+        if case_.alone and len(lines) != 1:
+            problems.append(f"stderr has {len(lines)} lines, expected the error line alone")
+    problems.extend(f"stdout lacks {text!r}" for text in case_.prints if text not in r.stdout)
     changed = sorted(p for p in r.before.keys() | r.after.keys()
                      if r.before.get(p) != r.after.get(p))
     unexpected = [p for p in changed if not any(fnmatch.fnmatchcase(p, pat)
