@@ -626,6 +626,15 @@ CASES: list[Case] = [
                "see 'split-assets run --help'",)),
     case("argv-help-still-prints-usage", None, ("run", "--help"), 0,
          prints=("usage: split-assets run [-h]", "--dry-run")),
+    # -- issue 21: each message names the real cause, the place and the fix -----------------
+    case("benchmark-empty", write("questions/videomme.json", "[]\n"), DRY_RUN, 2, alone=True,
+         says=("the benchmark is empty: videomme.json in",)),
+    case("benchmark-empty-floor-k-empty",
+         chain(write("questions/videomme.json", "[]\n"), cfg({"video_split.floor_k": {}})),
+         RUN, 2, alone=True, says=("the benchmark is empty: videomme.json in",)),
+    case("benchmark-is-a-json-object", write("questions/videomme.json", '{"videos": []}\n'),
+         RUN, 2, alone=True, says=("holds a json object (keys: videos), not a list of videos or "
+                                   "questions (",)),
 ]
 
 
