@@ -18,8 +18,9 @@ Adding a case: append one ``case(id, mutate, argv, exit, allowed)`` line to ``CA
 ``{ws}``, ``{cfg}``, ``{pools}`` (the frozen split's pools.json) and ``{scratch}`` (a folder
 outside the workspace); ``allowed`` lists fnmatch patterns of workspace paths that may change
 (a folder's path ends with ``/``: ``"splits/*/"`` allows folders below splits but no file);
-``says`` are fragments of which the last line must hold one, ``alone`` asks that stderr be that
-line only (a refusal before anything runs), ``prints`` are texts stdout must hold.
+``says`` are fragments of which the last line must hold one, ``matches`` a regular expression it
+must match, ``alone`` asks that stderr be that line only (a refusal before anything runs), and
+``prints`` are texts stdout must hold.
 
 The cases run in parallel (a thread pool of subprocesses) in one session fixture that runs only
 the selected cases, so ``-k`` works and the battery stays fast on two cores.
@@ -142,6 +143,7 @@ class Case:
     hold: Hold | None = None  # a context held while the command runs (a lock)
     interrupt: bool = False  # send SIGINT after the first line on stderr
     says: tuple[str, ...] = ()  # the last line holds one of these (case-insensitive)
+    matches: str = ""  # a regular expression the last line must match (re.search)
     alone: bool = False  # stderr is that one line, nothing before it (a refusal up front)
     prints: tuple[str, ...] = ()  # stdout holds each of these (a command that succeeds)
     check: Callable[[Ctx], list[str]] | None = None  # extra post-conditions
@@ -635,6 +637,23 @@ CASES: list[Case] = [
     case("benchmark-is-a-json-object", write("questions/videomme.json", '{"videos": []}\n'),
          RUN, 2, alone=True, says=("holds a json object (keys: videos), not a list of videos or "
                                    "questions (",)),
+    case("config-path-is-a-folder", mkdir("configs"), ("run", "--config", "{ws}/configs"), 2,
+         alone=True, says=("the config path is a folder, not a file: ",)),
+    case("config-path-is-the-workspace-folder", None, ("run", "--config", "{ws}"), 2,
+         alone=True, says=("video_split.yaml",)),
+    case("harness-db-0-bytes", write("harness.db", b""), DRY_RUN, 2, alone=True,
+         matches=r"^error: the harness database is empty \(0 bytes\): not a harness db "
+                 r"\(paths\.harness_db /\S+/harness\.db\): .*split-assets import "),
+    case("harness-db-of-another-program", chain(remove("harness.db"), sql(
+        "CREATE TABLE runs (id TEXT)")), DRY_RUN, 2, alone=True,
+         matches=r"^error: not a harness db: no table 'predictions' \(its tables: runs\) "
+                 r"\(paths\.harness_db /\S+\): .*split-assets import "),
+    case("store-dir-missing", chain(cfg({"paths.store_dir": DROP}), remove("store")), DRY_RUN,
+         2, alone=True, says=("store folder not found: ",)),
+    case("store-dir-elsewhere", cfg({"paths.store_dir": "nowhere"}), DRY_RUN, 2, alone=True,
+         says=("/nowhere (paths.store_dir): ",)),
+    case("skills-version-missing", cfg({"diag.skills_version": "v2"}), DRY_RUN, 2, alone=True,
+         says=("(versions present: v1) (diag.skills_version)",)),
 ]
 
 
@@ -789,6 +808,8 @@ def problems_of(case_: Case, r: Result) -> list[str]:
             problems.append("last stderr line is not 'error: <what> (<where>): <fix>'")
         if case_.says and not any(s.lower() in last.lower() for s in case_.says):
             problems.append(f"last line says none of {list(case_.says)}")
+        if case_.matches and not re.search(case_.matches, last):
+            problems.append(f"last line does not match {case_.matches!r}")
         if case_.alone and len(lines) != 1:
             problems.append(f"stderr has {len(lines)} lines, expected the error line alone")
     problems.extend(f"stdout lacks {text!r}" for text in case_.prints if text not in r.stdout)
