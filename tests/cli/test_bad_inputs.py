@@ -485,7 +485,9 @@ CASES: list[Case] = [
         RUN, 2, env=(("OPENAI_API_KEY", "sk-test"), ("OPENAI_BASE_URL", "{llm}")),
         needs_llm=True, says=("utf-8", "utf8")),
     case("verify-pools-json-not-utf8", lambda c: c.pools.write_bytes(
-        c.pools.read_bytes().replace(b'"test"', b'"t\xe9st"', 1)), VERIFY, 2, frozen=True),
+        c.pools.read_bytes().replace(b'"test"', b'"t\xe9st"', 1)), VERIFY, 2, frozen=True,
+         alone=True, matches=r"^error: pools\.json is not UTF-8 text \(byte \d+: invalid "
+                             r"continuation byte\) \(/\S+/pools\.json\): restore it "),
     case("harness-db-not-sqlite", write("harness.db", "agent,question,answer\n"), RUN, 2,
          says=("harness",)),
     case("harness-attempt-two", sql("UPDATE predictions SET attempt = 'two' WHERE rowid = "
@@ -637,6 +639,14 @@ CASES: list[Case] = [
     case("benchmark-is-a-json-object", write("questions/videomme.json", '{"videos": []}\n'),
          RUN, 2, alone=True, says=("holds a json object (keys: videos), not a list of videos or "
                                    "questions (",)),
+    case("verify-pools-json-not-json", lambda c: c.pools.write_bytes(
+        c.pools.read_bytes().replace(b'"pools":', b'"pools" ', 1)), VERIFY, 2, frozen=True,
+         alone=True, matches=r"^error: pools\.json is not valid JSON: Expecting ':' delimiter at "
+                             r"line 1 column \d+ \(/\S+/pools\.json\): restore it "),
+    case("verify-manifest-not-json", lambda c: (c.pools.parent / "split_manifest.json")
+         .write_text("{", encoding="utf-8"), VERIFY, 2, frozen=True,
+         says=("split_manifest.json is not valid JSON: expecting property name enclosed in "
+               "double quotes at line 1 column 2 (",)),
     case("config-path-is-a-folder", mkdir("configs"), ("run", "--config", "{ws}/configs"), 2,
          alone=True, says=("the config path is a folder, not a file: ",)),
     case("config-path-is-the-workspace-folder", None, ("run", "--config", "{ws}"), 2,
