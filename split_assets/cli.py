@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import asdict
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 from split_assets.errors import RunFailure, SplitAssetsError, UserError, environment_error
 
@@ -223,11 +223,43 @@ def demo(directory: Path) -> int:
     return run(summary.config_path)
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with the project's one-line errors: a usage error (unknown argument, missing
+    required one, invalid choice or value) is ``error: <what> (<command>): see '<command>
+    --help'``, exit 2, without the usage block; ``--help`` is argparse's own."""
+
+    def error(self, message: str) -> NoReturn:
+        raise _usage_error(message, self.prog)
+
+    def parse_args(self, args: Sequence[str] | None = None,  # type: ignore[override]
+                   namespace: argparse.Namespace | None = None) -> argparse.Namespace:
+        parsed, extras = self.parse_known_args(args, namespace)
+        if extras:  # named at the deepest command given, which is the one that refused them
+            raise _usage_error(f"unrecognized arguments: {' '.join(extras)}",
+                               _command_parser(self, parsed).prog)
+        return parsed
+
+
+def _usage_error(message: str, prog: str) -> UserError:
+    return UserError(message, prog, f"see '{prog} --help'")
+
+
+def _command_parser(parser: argparse.ArgumentParser,
+                    parsed: argparse.Namespace) -> argparse.ArgumentParser:
+    """The parser of the deepest (sub)command named in ``parsed``."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            chosen = action.choices.get(getattr(parsed, action.dest, None) or "")
+            if chosen is not None:
+                return _command_parser(chosen, parsed)
+    return parser
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="split-assets",
         description="Frozen, reproducible, outcome-driven train/validation/test splits.")
-    sub = parser.add_subparsers(dest="command", required=True)
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     config_help = "config file (default: $SPLIT_ASSETS_CONFIG or config/video_split.yaml)"
 
     p = sub.add_parser("run", help="materialize every asset and check of the config's partition")
@@ -270,7 +302,7 @@ def build_parser() -> argparse.ArgumentParser:
 def _add_review_parsers(sub: argparse._SubParsersAction, config_help: str) -> None:
     p = sub.add_parser("review", help="human review of the judge's verdicts: export a sample, "
                                       "import the labels")
-    actions = p.add_subparsers(dest="action", required=True)
+    actions = p.add_subparsers(dest="action", required=True, metavar="ACTION")
     k = actions.add_parser("export", help="write a seeded sample of diagnosed answers as CSV")
     k.add_argument("--n", type=int, required=True, help="answers to sample")
     k.add_argument("--stratify", metavar="FIELDS",
@@ -290,7 +322,7 @@ def _add_review_parsers(sub: argparse._SubParsersAction, config_help: str) -> No
 def _add_run_data_parsers(sub: argparse._SubParsersAction, config_help: str) -> None:
     """import, compare, export-signals, demo."""
     p = sub.add_parser("import", help="import published results or predictions as a run")
-    kinds = p.add_subparsers(dest="kind", required=True)
+    kinds = p.add_subparsers(dest="kind", required=True, metavar="KIND")
     k = kinds.add_parser("videomme", help="an official-layout results file (JSON list of videos)")
     k.add_argument("--results", type=Path, required=True, help="the results JSON file")
     _import_args(k)
@@ -330,7 +362,7 @@ def _add_run_data_parsers(sub: argparse._SubParsersAction, config_help: str) -> 
     p.add_argument("--config", type=Path, help=config_help)
 
     p = sub.add_parser("signals", help="manage the signal store")
-    actions = p.add_subparsers(dest="action", required=True)
+    actions = p.add_subparsers(dest="action", required=True, metavar="ACTION")
     k = actions.add_parser("copy", help="copy the config's signal store (diagnoses, cache, "
                                         "telemetry, review labels) into PostgreSQL")
     k.add_argument("--to", required=True, metavar="URL",

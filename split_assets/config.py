@@ -428,9 +428,14 @@ def load_config(path: Path | str | None = None) -> LoadedConfig:
     envfile.load(Path.cwd())  # may name the config (SPLIT_ASSETS_CONFIG)
     path = Path(path) if path is not None else config_path_from_env()
     envfile.load(path.absolute().parent)  # wins over the current folder's
+    where = CONFIG_ENV_VAR if path == config_path_from_env() else "--config"
+    if path.is_dir():
+        inside = path / "video_split.yaml"
+        raise ConfigError(f"the config path is a folder, not a file: {path}", where,
+                          f"pass the config file inside it: --config {inside}" if
+                          inside.is_file() else "pass the path of a video_split.yaml file")
     if not path.is_file():
-        raise ConfigError(f"config file not found: {path}", CONFIG_ENV_VAR if path ==
-                          config_path_from_env() else "--config",
+        raise ConfigError(f"config file not found: {path}", where,
                           "pass --config PATH or set SPLIT_ASSETS_CONFIG to a video_split.yaml")
     text = read_utf8(path, "config", ConfigError, "save the file as UTF-8")
     try:

@@ -154,12 +154,45 @@ def _records(path: Path) -> Iterator[tuple[str, Any]]:
     except json.JSONDecodeError as exc:
         raise InputError(f"invalid JSON: {exc.msg} at line {exc.lineno}", str(path),
                          "fix the file") from None
-    items = data if isinstance(data, list) else [data]
+    if not isinstance(data, list):
+        yield from _single_record(path, text, data, non_finite)
+        return
     if non_finite:
-        for index, item in enumerate(items):
+        for index, item in enumerate(data):
             _refuse_non_finite(path, text, item, f"{path.name}[{index}]", None)
-    for index, item in enumerate(items):
+    for index, item in enumerate(data):
         yield f"{path.name}[{index}]", item
+
+
+def _single_record(path: Path, text: str, data: Any,
+                   non_finite: bool) -> Iterator[tuple[str, Any]]:
+    """A .json file holding one object: one record when it is a question or a video of the
+    official layout, else refused at the file (a wrapper such as ``{"data": [...]}``)."""
+    if not isinstance(data, dict) or not _RECORD_KEYS & set(data):
+        kind = "a JSON object" if isinstance(data, dict) else f"a JSON {_json_kind(data)}"
+        keys = (f" (keys: {', '.join(sorted(map(str, data))[:8]) or 'none'})"
+                if isinstance(data, dict) else "")
+        raise InputError(f"the benchmark file holds {kind}{keys}, not a list of videos or "
+                         "questions", str(path),
+                         "write a JSON list: [{video_id, duration, ..., questions: [...]}, ...] "
+                         "(official layout) or [{question_id, video_id, ...}, ...], or one "
+                         "record per line in a .jsonl file")
+    if non_finite:
+        _refuse_non_finite(path, text, data, path.name, None)
+    yield path.name, data
+
+
+_RECORD_KEYS = {"question_id", "questions"}
+
+
+def _json_kind(value: Any) -> str:
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, bool):
+        return "boolean"
+    if value is None:
+        return "null"
+    return "number"
 
 
 def _flatten(location: str, record: Any) -> Iterator[tuple[str, dict[str, Any]]]:
@@ -254,7 +287,16 @@ def load_benchmark(questions_dir: Path, difficulty_field: str = "duration") -> B
     if not files:
         raise InputError(f"no *.json or *.jsonl files in {questions_dir}", "paths.questions_dir",
                          "add the benchmark files")
-    return read_benchmark_files(files, difficulty_field)
+    benchmark = read_benchmark_files(files, difficulty_field)
+    if not benchmark.questions:
+        names = ", ".join(p.name for p in files[:3]) + (", ..." if len(files) > 3 else "")
+        verb = "holds" if len(files) == 1 else "hold"
+        raise InputError(f"the benchmark is empty: {names} in {questions_dir} {verb} no "
+                         "question",
+                         "paths.questions_dir",
+                         "put the benchmark's videos or questions in it (a JSON list, or JSONL), "
+                         "or point paths.questions_dir at the benchmark's folder")
+    return benchmark
 
 
 def read_benchmark_files(files: list[Path], difficulty_field: str = "duration") -> Benchmark:

@@ -103,10 +103,27 @@ def open_readonly(path: Path) -> Iterator[sqlite3.Connection]:
         conn.close()
 
 
+_MAKE_ONE = ("point paths.harness_db at the agent's harness db, or make one from published "
+             "results: split-assets import videomme|lmms-eval|vlmevalkit|predictions ... "
+             "--workspace DIR (README 'Importing published results')")
+
+
 def _require_table(conn: sqlite3.Connection, table: str, columns: Iterable[str], db: Path) -> None:
     cols = {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
     if not cols:
-        raise InputError(f"harness database has no table '{table}'", str(db),
+        tables = [r[0] for r in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY 1")]
+        where = f"paths.harness_db {db}"
+        if not tables:  # SQLite reads an empty file as an empty database
+            size = db.stat().st_size
+            raise InputError("the harness database is empty (" + (
+                "0 bytes" if size == 0 else "no tables") + "): not a harness db", where,
+                _MAKE_ONE)
+        if "predictions" not in tables:
+            shown = ", ".join(tables[:5]) + (", ..." if len(tables) > 5 else "")
+            raise InputError(f"not a harness db: no table 'predictions' (its tables: {shown})",
+                             where, _MAKE_ONE)
+        raise InputError(f"harness database has no table '{table}'", where,
                          "see README 'Harness database' for the schema")
     missing = [c for c in columns if c not in cols]
     if missing:

@@ -53,10 +53,22 @@ def first_missing_tree(store_dir: Path, video_ids: Iterable[str]) -> str | None:
                  if not os.path.isfile(os.path.join(videos, v, "tree.json"))), None)
 
 
+def require_store(store_dir: Path) -> None:
+    """``paths.store_dir`` must be a folder (a missing one is its own error, not a missing
+    tree or skills version)."""
+    if not store_dir.is_dir():
+        what = "is not a folder" if store_dir.exists() else "not found"
+        raise InputError(f"store folder {what}: {store_dir}",
+                         "paths.store_dir",
+                         "point paths.store_dir at the folder holding videos/<video_id>/tree.json"
+                         " and skills/<version>/*.md, or use diag.context: answer_only")
+
+
 def load_tree(store_dir: Path, video_id: str) -> VideoTree:
     """Load and flatten ``store/videos/<video_id>/tree.json``."""
     path = tree_path(store_dir, video_id)
     if not path.is_file():
+        require_store(store_dir)
         raise InputError(f"video tree missing for {video_id!r}: {path}", "paths.store_dir",
                          "add the tree, or use diag.context: answer_only")
     try:
@@ -99,9 +111,15 @@ class Skill:
 
 def load_skills(store_dir: Path, version: str) -> list[Skill]:
     """Every ``store/skills/<version>/*.md`` in name order."""
+    require_store(store_dir)
     folder = store_dir / "skills" / version
+    if not folder.parent.is_dir():
+        raise InputError(f"the store has no skills folder: {folder.parent}", "paths.store_dir",
+                         f"add the skills as {folder}/*.md, or use diag.context: answer_only")
     if not folder.is_dir():
-        raise InputError(f"skills folder missing: {folder}", "diag.skills_version",
+        versions = sorted(p.name for p in folder.parent.iterdir() if p.is_dir())
+        raise InputError(f"skills folder missing: {folder} (versions present: "
+                         f"{', '.join(versions) or 'none'})", "diag.skills_version",
                          "add the skills or set diag.skills_version to an existing version")
     skills = []
     for path in sorted(folder.glob("*.md")):

@@ -22,8 +22,9 @@ def read_pools_file(path: Path) -> tuple[bytes, dict[str, Any]]:
     if not path.is_file():
         raise UserError(f"pools file not found: {path}", "POOLS_JSON", _NOT_OURS)
     data = path.read_bytes()
+    doc = _json_document(data, path,
+                         "restore it from the run that froze the split, or " + _NOT_OURS)
     try:
-        doc = json.loads(data.decode("utf-8"))
         _ = doc["diag_fingerprint"], doc["baseline_run_id"]
         for key in ("pools", "videos"):
             if sorted(doc[key]) != sorted(POOLS) or not all(
@@ -32,10 +33,25 @@ def read_pools_file(path: Path) -> tuple[bytes, dict[str, Any]]:
                 raise TypeError(key)
         if not isinstance(doc["correctness"], dict):
             raise TypeError("correctness")
-    except (UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError):
+    except (KeyError, TypeError, AttributeError):
         raise UserError("not a pools.json written by split-assets", str(path), _NOT_OURS
                         ) from None
     return data, doc
+
+
+def _json_document(data: bytes, path: Path, fix: str) -> Any:
+    """A file's JSON; bytes that are not UTF-8 or text that is not JSON say where."""
+    what = path.name
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UserError(f"{what} is not UTF-8 text (byte {exc.start}: {exc.reason})", str(path),
+                        fix) from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise UserError(f"{what} is not valid JSON: {exc.msg} at line {exc.lineno} column "
+                        f"{exc.colno}", str(path), fix) from None
 
 
 def check_pools_file(ws: Workspace, path: Path, recompute: bool) -> list[InvariantResult]:
@@ -102,10 +118,11 @@ def identity_check(ws: Workspace, doc: dict[str, Any],
 def _manifest(path: Path) -> dict[str, Any] | None:
     if not path.is_file():
         return None
+    doc = _json_document(path.read_bytes(), path,
+                         "restore it from the run that froze the split")
     try:
-        doc = json.loads(path.read_bytes())
         doc["pools_sha256"]
-    except (ValueError, KeyError, TypeError):
+    except (KeyError, TypeError):
         raise UserError("split_manifest.json is not a manifest written by split-assets",
                         str(path), "restore it from the run that froze the split") from None
     return doc

@@ -17,7 +17,10 @@ Adding a case: append one ``case(id, mutate, argv, exit, allowed)`` line to ``CA
 ``sql``, ``videos``, ``question``, ``write``, ``remove``, ``chain``); ``argv`` may use
 ``{ws}``, ``{cfg}``, ``{pools}`` (the frozen split's pools.json) and ``{scratch}`` (a folder
 outside the workspace); ``allowed`` lists fnmatch patterns of workspace paths that may change
-(a folder's path ends with ``/``: ``"splits/*/"`` allows folders below splits but no file).
+(a folder's path ends with ``/``: ``"splits/*/"`` allows folders below splits but no file);
+``says`` are fragments of which the last line must hold one, ``matches`` a regular expression it
+must match, ``alone`` asks that stderr be that line only (a refusal before anything runs), and
+``prints`` are texts stdout must hold.
 
 The cases run in parallel (a thread pool of subprocesses) in one session fixture that runs only
 the selected cases, so ``-k`` works and the battery stays fast on two cores.
@@ -140,6 +143,9 @@ class Case:
     hold: Hold | None = None  # a context held while the command runs (a lock)
     interrupt: bool = False  # send SIGINT after the first line on stderr
     says: tuple[str, ...] = ()  # the last line holds one of these (case-insensitive)
+    matches: str = ""  # a regular expression the last line must match (re.search)
+    alone: bool = False  # stderr is that one line, nothing before it (a refusal up front)
+    prints: tuple[str, ...] = ()  # stdout holds each of these (a command that succeeds)
     check: Callable[[Ctx], list[str]] | None = None  # extra post-conditions
     needs_llm: bool = False
     slow: bool = False  # started first (waits on a lock, runs the whole pipeline)
@@ -479,7 +485,9 @@ CASES: list[Case] = [
         RUN, 2, env=(("OPENAI_API_KEY", "sk-test"), ("OPENAI_BASE_URL", "{llm}")),
         needs_llm=True, says=("utf-8", "utf8")),
     case("verify-pools-json-not-utf8", lambda c: c.pools.write_bytes(
-        c.pools.read_bytes().replace(b'"test"', b'"t\xe9st"', 1)), VERIFY, 2, frozen=True),
+        c.pools.read_bytes().replace(b'"test"', b'"t\xe9st"', 1)), VERIFY, 2, frozen=True,
+         alone=True, matches=r"^error: pools\.json is not UTF-8 text \(byte \d+: invalid "
+                             r"continuation byte\) \(/\S+/pools\.json\): restore it "),
     case("harness-db-not-sqlite", write("harness.db", "agent,question,answer\n"), RUN, 2,
          says=("harness",)),
     case("harness-attempt-two", sql("UPDATE predictions SET attempt = 'two' WHERE rowid = "
@@ -598,6 +606,64 @@ CASES: list[Case] = [
          predictions_file(lambda c: [*benchmark_ids(c), "zzz-9"]),
          ("import", "predictions", "--jsonl", "{scratch}/preds.jsonl", "--run-id", "r2",
           "--workspace", "{ws}"), 2),
+    # -- issue 21: the command line's own errors are one line too (exit 2) ---------------------
+    case("argv-unknown-option", None, ("run", "--bogus"), 2, alone=True,
+         says=("error: unrecognized arguments: --bogus (split-assets run): see 'split-assets "
+               "run --help'",)),
+    case("argv-unknown-option-of-a-nested-command", None,
+         ("review", "export", "--n", "1", "--out", "{scratch}/r.csv", "--bogus"), 2, alone=True,
+         says=("error: unrecognized arguments: --bogus (split-assets review export): see "
+               "'split-assets review export --help'",)),
+    case("argv-unknown-command", None, ("bogus",), 2, alone=True,
+         says=("error: argument COMMAND: invalid choice: 'bogus' (choose from 'run',",)),
+    case("argv-no-command", None, (), 2, alone=True,
+         says=("error: the following arguments are required: COMMAND (split-assets): see "
+               "'split-assets --help'",)),
+    case("argv-missing-required", None, ("compare",), 2, alone=True,
+         says=("error: the following arguments are required: --candidate (split-assets "
+               "compare): see 'split-assets compare --help'",)),
+    case("argv-invalid-choice", None, ("compare", "--candidate", "c", "--pool", "train"), 2,
+         alone=True, says=("error: argument --pool: invalid choice: 'train' (choose from "
+                           "'validation', 'test') (split-assets compare): see",)),
+    case("argv-bad-int", None, ("run", "--allow-degraded", "many"), 2, alone=True,
+         says=("error: argument --allow-degraded: invalid int value: 'many' (split-assets run): "
+               "see 'split-assets run --help'",)),
+    case("argv-help-still-prints-usage", None, ("run", "--help"), 0,
+         prints=("usage: split-assets run [-h]", "--dry-run")),
+    # -- issue 21: each message names the real cause, the place and the fix -----------------
+    case("benchmark-empty", write("questions/videomme.json", "[]\n"), DRY_RUN, 2, alone=True,
+         says=("the benchmark is empty: videomme.json in",)),
+    case("benchmark-empty-floor-k-empty",
+         chain(write("questions/videomme.json", "[]\n"), cfg({"video_split.floor_k": {}})),
+         RUN, 2, alone=True, says=("the benchmark is empty: videomme.json in",)),
+    case("benchmark-is-a-json-object", write("questions/videomme.json", '{"videos": []}\n'),
+         RUN, 2, alone=True, says=("holds a json object (keys: videos), not a list of videos or "
+                                   "questions (",)),
+    case("verify-pools-json-not-json", lambda c: c.pools.write_bytes(
+        c.pools.read_bytes().replace(b'"pools":', b'"pools" ', 1)), VERIFY, 2, frozen=True,
+         alone=True, matches=r"^error: pools\.json is not valid JSON: Expecting ':' delimiter at "
+                             r"line 1 column \d+ \(/\S+/pools\.json\): restore it "),
+    case("verify-manifest-not-json", lambda c: (c.pools.parent / "split_manifest.json")
+         .write_text("{", encoding="utf-8"), VERIFY, 2, frozen=True,
+         says=("split_manifest.json is not valid JSON: expecting property name enclosed in "
+               "double quotes at line 1 column 2 (",)),
+    case("config-path-is-a-folder", mkdir("configs"), ("run", "--config", "{ws}/configs"), 2,
+         alone=True, says=("the config path is a folder, not a file: ",)),
+    case("config-path-is-the-workspace-folder", None, ("run", "--config", "{ws}"), 2,
+         alone=True, says=("video_split.yaml",)),
+    case("harness-db-0-bytes", write("harness.db", b""), DRY_RUN, 2, alone=True,
+         matches=r"^error: the harness database is empty \(0 bytes\): not a harness db "
+                 r"\(paths\.harness_db /\S+/harness\.db\): .*split-assets import "),
+    case("harness-db-of-another-program", chain(remove("harness.db"), sql(
+        "CREATE TABLE runs (id TEXT)")), DRY_RUN, 2, alone=True,
+         matches=r"^error: not a harness db: no table 'predictions' \(its tables: runs\) "
+                 r"\(paths\.harness_db /\S+\): .*split-assets import "),
+    case("store-dir-missing", chain(cfg({"paths.store_dir": DROP}), remove("store")), DRY_RUN,
+         2, alone=True, says=("store folder not found: ",)),
+    case("store-dir-elsewhere", cfg({"paths.store_dir": "nowhere"}), DRY_RUN, 2, alone=True,
+         says=("/nowhere (paths.store_dir): ",)),
+    case("skills-version-missing", cfg({"diag.skills_version": "v2"}), DRY_RUN, 2, alone=True,
+         says=("(versions present: v1) (diag.skills_version)",)),
 ]
 
 
@@ -752,6 +818,11 @@ def problems_of(case_: Case, r: Result) -> list[str]:
             problems.append("last stderr line is not 'error: <what> (<where>): <fix>'")
         if case_.says and not any(s.lower() in last.lower() for s in case_.says):
             problems.append(f"last line says none of {list(case_.says)}")
+        if case_.matches and not re.search(case_.matches, last):
+            problems.append(f"last line does not match {case_.matches!r}")
+        if case_.alone and len(lines) != 1:
+            problems.append(f"stderr has {len(lines)} lines, expected the error line alone")
+    problems.extend(f"stdout lacks {text!r}" for text in case_.prints if text not in r.stdout)
     changed = sorted(p for p in r.before.keys() | r.after.keys()
                      if r.before.get(p) != r.after.get(p))
     unexpected = [p for p in changed if not any(fnmatch.fnmatchcase(p, pat)
