@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 from conftest import edit_config
 from helpers.dagster_ui import start_dagster_dev
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from playwright.sync_api import sync_playwright
 
 CHROMIUM = "/usr/bin/chromium"
@@ -50,7 +51,7 @@ def ui(shared: tuple, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterat
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
         page = browser.new_page(viewport={"width": 1400, "height": 900})
-        page.set_default_timeout(60_000)
+        page.set_default_timeout(180_000)  # load slows, never fails
         yield dev, page, shots, config
         browser.close()
 
@@ -120,10 +121,28 @@ def _materialize(dev, page, key: str, shots: Path, name: str) -> None:  # noqa: 
     page.screenshot(path=str(shots / f"{name}.png"))
 
 
-def _reload(dev, page) -> None:  # noqa: ANN001
+def _reload(dev, page, shots: Path) -> None:  # noqa: ANN001
+    """Click "Reload all" and wait until the code location has loaded again (page state, not
+    a fixed sleep: load slows it, never fails it)."""
+    from helpers.dagster_ui import locations_loaded_at
+
+    loaded: list[float] = []  # a location still loading: wait for it first
+
+    def settled() -> bool:
+        at = locations_loaded_at(dev.url)
+        loaded[:] = [at] if at is not None else []
+        return bool(loaded)
+
+    _until(page, "the code location loaded", settled, shots, timeout_s=240)
+    before = loaded[0]
     page.goto(f"{dev.url}/locations", wait_until="networkidle")
     page.get_by_role("button").filter(has_text=re.compile(r"^\s*Reload all\s*$")).first.click()
-    page.wait_for_timeout(3000)
+
+    def reloaded() -> bool:
+        after = locations_loaded_at(dev.url)
+        return after is not None and after > before
+
+    _until(page, "the code location reloaded", reloaded, shots, timeout_s=240)
 
 
 def _rows(config: Path, key: str) -> list[tuple]:
@@ -149,30 +168,36 @@ def test_a_user_works_in_the_ui(ui: tuple) -> None:
     # 3. a new judge: edit, reload, and the new partition is offered and materialized
     edit_config(small_workspace, diag={"prompt_version": "v2"})
     second = _fingerprint(small_workspace)
-    _reload(dev, page)
+    _reload(dev, page, shots)
     _until(page, f"partition {second} registered", _registered(second), shots)
     _materialize(dev, page, second, shots, "new-fingerprint")
     # 4. an invalid value: the sensor's page shows the one line
     saved = small_workspace.read_bytes()
     edit_config(small_workspace, video_split={"n_trainval": -5})
-    _reload(dev, page)
+    _reload(dev, page, shots)
     sensor = f"{dev.url}/locations/split_assets.definitions/sensors/register_current_fingerprint"
 
     def error_shown() -> bool:  # the latest tick failed; its "View" shows why, in one line
         page.goto(sensor, wait_until="networkidle")
-        page.wait_for_timeout(1000)
-        if not page.get_by_text("Failure", exact=True).first.is_visible():
+        failure = page.get_by_text("Failure", exact=True).first
+        try:  # the tick table renders after the page: wait for it, briefly, then poll again
+            failure.wait_for(state="visible", timeout=10_000)
+        except PlaywrightTimeout:
             return False
         page.get_by_text("View", exact=True).first.click()
-        page.wait_for_timeout(1000)
-        return "invalid config: 'video_split.n_trainval'" in page.inner_text("body")
+        try:
+            page.get_by_text("invalid config: 'video_split.n_trainval'").first.wait_for(
+                state="visible", timeout=10_000)
+        except PlaywrightTimeout:
+            return False
+        return True
 
     _until(page, "the invalid config's error on the sensor's page", error_shown, shots)
     page.screenshot(path=str(shots / "invalid-config.png"))
     # 5. the first partition, now stale, re-frozen from its stored diagnoses with a new seed
     small_workspace.write_bytes(saved)
     edit_config(small_workspace, video_split={"seed": 8})
-    _reload(dev, page)
+    _reload(dev, page, shots)
     before = _rows(small_workspace, first)
     _materialize(dev, page, first, shots, "stale-refrozen")
     from dagster import AssetKey, DagsterInstance

@@ -207,6 +207,7 @@ query Workspace {
       locationEntries {
         name
         loadStatus
+        updatedTimestamp
         locationOrLoadError {
           __typename
           ... on RepositoryLocation { name repositories { name } }
@@ -372,6 +373,16 @@ def _loaded_repository(url: str, timeout_s: float = 120.0) -> tuple[str, str]:
         if time.monotonic() > deadline:
             raise TimeoutError(f"code locations not loaded after {timeout_s}s: {entries}")
         time.sleep(0.5)
+
+
+def locations_loaded_at(url: str) -> float | None:
+    """When the code locations last finished loading (None while one is loading)."""
+    ws = _expect(graphql(url, WORKSPACE_QUERY, {})["workspaceOrError"], "Workspace",
+                 "workspace")
+    entries = ws["locationEntries"]
+    if not entries or any(e["loadStatus"] != "LOADED" for e in entries):
+        return None
+    return max(float(e["updatedTimestamp"]) for e in entries)
 
 
 def launch_partition_materialization(url: str, partition_key: str) -> str:
