@@ -1,7 +1,7 @@
 """The full SIGINT sweep (issue 21): ``split-assets run`` on fresh copies of the 900-video demo
 workspace, each sent one Ctrl-C at one of 30 seeded moments spread over a plain run's length.
 Every outcome must be exit 130 with one ``error: interrupted`` line last on stderr and no
-traceback, or a normal finish with every result line (tests/cli/test_interrupts.py runs 12
+traceback, or a normal finish with every result line (tests/cli/test_sigint_sweep.py runs 12
 moments on a small workspace in ``make test``). Usage:
 ``.venv/bin/python bench/sigint_sweep.py [--timings 30] [--parallel 2]``; ends with one JSON
 line."""

@@ -2,7 +2,7 @@
 at its own moment, and what a user must see: exit 130 with the ``error: interrupted`` line last
 on stderr, or -- when the run had finished -- exit 0 with every result line; never a traceback,
 an "Exception ignored", exit 1, or a process killed by the signal. Shared by
-tests/cli/test_interrupts.py (12 timings) and bench/sigint_sweep.py (30, on the demo)."""
+tests/cli/test_sigint_sweep.py (12 timings) and bench/sigint_sweep.py (30, on the demo)."""
 
 from __future__ import annotations
 
