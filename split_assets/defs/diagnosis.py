@@ -4,7 +4,9 @@ executor; one after the other in-process), and one step joins their reports befo
 selection. The shards share the work through the signal store's leases: none pays for a
 question another has claimed or finished."""
 
+import shutil
 from collections.abc import Iterator
+from pathlib import Path
 
 from dagster import (
     AssetIn,
@@ -22,7 +24,6 @@ from split_assets.defs import metadata as md
 from split_assets.defs.failures import fails_cleanly
 from split_assets.defs.partitions import diag_fingerprint_partitions
 from split_assets.defs.resources import SplitConfigResource
-from split_assets.defs.step_outputs import forget_run
 from split_assets.defs.tags import ALLOW_DEGRADED_TAG, NO_WAIT_TAG, int_tag
 from split_assets.diagnosis.plan import check_before_diagnosis
 from split_assets.diagnosis.runner import (
@@ -34,6 +35,18 @@ from split_assets.diagnosis.runner import (
 )
 
 GROUP = "video_split"
+
+
+def forget_run(context: OpExecutionContext) -> None:
+    """Remove what this run's ops handed on (a shard's number and report, in Dagster's run-scoped
+    ``$DAGSTER_HOME/storage/<run_id>/``) once the join has read it. A failed run keeps it, so
+    "re-execute from failure" finds its finished steps' values."""
+    run_dir = Path(context.instance.storage_directory()) / context.run_id
+    # <run_id>/<step_key>/<output>; the run's compute logs beside them stay
+    own = context.get_step_execution_context().step.key  # diagnosis_signals.join_diagnoses
+    for step in run_dir.glob(f"{own.rsplit('.', 1)[0]}.*"):
+        if step.name != own:
+            shutil.rmtree(step, ignore_errors=True)
 
 
 @op(ins={"canonical_predictions": In(Nothing)}, out=DynamicOut(int),
@@ -85,7 +98,7 @@ def join_diagnoses(context: OpExecutionContext, split_config: SplitConfigResourc
     stop_unless_settled(ws, report, allowed, ALLOW_DEGRADED_TAG)
     context.log.info(f"diagnosed {report.diagnosed} new, {report.already_done} already done"
                      + (f" ({len(reports)} shards)" if len(reports) > 1 else ""))
-    forget_run(split_config.out_root(), context.run_id)  # the shards' reports are read
+    forget_run(context)  # the shards' reports are read
     context.add_output_metadata({**md.diagnosis_metadata(ws, report, rows, telemetry, allowed),
                                  "shards": len(reports), **md.agreement_metadata(ws)})
 

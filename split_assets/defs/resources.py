@@ -29,24 +29,14 @@ class SplitConfigResource(ConfigurableResource):
             self._workspace = Workspace(self.config_path)
         return self._workspace.check_partition(partition_key)
 
-    def out_root(self) -> Path:
-        """The config's ``paths.out_dir`` (where a run's steps hand values on)."""
-        if self._workspace is None:
-            self._workspace = Workspace(self.config_path)
-        return self._workspace.loaded.paths.out_dir
-
 
 def build_resources(config_path: Path | str | None = None,
                     workspace: Workspace | None = None) -> dict[str, object]:
     """Resources for a config file (default: ``$SPLIT_ASSETS_CONFIG``), or for a workspace a
     command built already (lent to the run it launches in-process)."""
-    from split_assets.defs.step_outputs import step_outputs
-
     if workspace is not None:
         lent = SplitConfigResource(config_path=str(workspace.config_path))
         lent._workspace = workspace
-        return {"split_config": ResourceDefinition.hardcoded_resource(lent),
-                "io_manager": step_outputs}
+        return {"split_config": ResourceDefinition.hardcoded_resource(lent)}
     path = Path(config_path) if config_path is not None else config_path_from_env()
-    return {"split_config": SplitConfigResource(config_path=str(path.absolute())),
-            "io_manager": step_outputs}
+    return {"split_config": SplitConfigResource(config_path=str(path.absolute()))}

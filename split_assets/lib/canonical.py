@@ -60,6 +60,11 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)
+    except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        if exc.filename is None:  # a failed write (a full disk) names no file: name ours
+            raise OSError(exc.errno, exc.strerror, str(path)) from exc
+        raise
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise

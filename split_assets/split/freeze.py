@@ -145,9 +145,9 @@ def write_frozen(out_dir: Path, frozen: FrozenSplit, manifest_doc: dict[str, Any
                                 dir=out_dir.parent))
     try:
         failpoint("freeze.tmp_created")
-        _write_synced(tmp / POOLS_FILE, frozen.data)
+        _write_synced(tmp / POOLS_FILE, frozen.data, pools_path)
         failpoint("freeze.pools_written")
-        _write_synced(tmp / MANIFEST_FILE, manifest_data)
+        _write_synced(tmp / MANIFEST_FILE, manifest_data, manifest_path)
         failpoint("freeze.manifest_written")
         os.chmod(tmp, 0o777 & ~UMASK)  # mkdtemp makes it private; the split folder is not
         try:
@@ -192,12 +192,19 @@ def _same_split_or_fail(pools_path: Path, manifest_path: Path, frozen: FrozenSpl
                      "old folder away to re-freeze deliberately")
 
 
-def _write_synced(path: Path, data: bytes) -> None:
-    with open(path, "wb") as handle:
-        handle.write(data)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.chmod(path, 0o666 & ~UMASK)
+def _write_synced(path: Path, data: bytes, destination: Path) -> None:
+    """Write and fsync ``path``; a failed write (a full disk names no file) names the file
+    being frozen, ``destination``."""
+    try:
+        with open(path, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(path, 0o666 & ~UMASK)
+    except OSError as exc:
+        if exc.filename is None or exc.filename == str(path):
+            raise OSError(exc.errno, exc.strerror, str(destination)) from exc
+        raise
 
 
 def _fsync_dir(path: Path) -> None:

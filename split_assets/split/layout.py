@@ -38,7 +38,3 @@ def selection_path(out_root: Path, fingerprint: str, split: str) -> Path:
     not in one (a split folder holds frozen files only, and appears whole or not at all)."""
     return out_root / STEPS_DIR / fingerprint / split / SELECTION_FILE
 
-
-def run_steps_dir(out_root: Path, run_id: str) -> Path:
-    """Where one Dagster run's ops hand values on (removed when its diagnosis is joined)."""
-    return out_root / STEPS_DIR / "runs" / run_id

@@ -69,9 +69,12 @@ LEFTOVER_SUFFIXES = ("-wal", "-shm", "-journal")
 
 # What a failed `run` may leave: the diagnoses it committed (README: "every diagnosis is
 # committed as soon as it is made, so a failed run keeps what it paid for") and empty split
-# folders -- never a file under out_dir.
+# folders -- never a file under out_dir but the selection a finished trainval_selection step
+# leaves for frozen_pools (whole, written atomically, beside the split folders).
 SPLIT_FOLDERS = ("splits/", "splits/*/")
-KEEPS_DIAGNOSES = ("signals.db", *SPLIT_FOLDERS)
+SELECTION = ("splits/.steps/", "splits/.steps/*/", "splits/.steps/*/*/",
+             "splits/.steps/*/*/trainval_selection.json")
+KEEPS_DIAGNOSES = ("signals.db", *SPLIT_FOLDERS, *SELECTION)
 
 RUN = ("run", "--config", "{cfg}")
 DRY_RUN = ("run", "--dry-run", "--config", "{cfg}")
@@ -522,7 +525,7 @@ CASES: list[Case] = [
     case("disk-full-workspace", full_disk_workspace, RUN, 2, KEEPS_DIAGNOSES,
          says=DISK_FULL, slow=True),
     case("disk-full-out-dir", full_disk_out_dir, RUN, 2, KEEPS_DIAGNOSES, says=DISK_FULL,
-         slow=True),
+         matches=r"\(/\S+/splits/\S+\): free some disk space", slow=True),  # names the file
     # -- 5. no split frozen while diagnoses are degraded ------------------------------------
     case("openai-degraded-is-never-frozen",  # floor_k {}: nothing else stops the freeze
          chain(openai_judge(), cfg({"video_split.floor_k": {}})), RUN, 1, KEEPS_DIAGNOSES,
