@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import difflib
 import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from functools import cached_property
 from pathlib import Path
@@ -303,16 +303,28 @@ class Workspace:
         return input_digests(self.benchmark, self.predictions, self.signal_rows(),
                              self._context_digests if full else None)
 
-    def _context_digests(self, videos: list[str]) -> dict[str, str]:
+    def _context_digests(self, questions: list[tuple[str, str]]) -> dict[str, str]:
+        """Skills, trees and traces the judge read for these (question, video) pairs."""
+        from split_assets.data.harness import trace_digests
         from split_assets.data.store import load_tree, skills_digest
         from split_assets.lib.canonical import digest_of
 
         parsed: dict[str, VideoTree] = self.__dict__.get("_trees", {})
-        # a tree not parsed yet is parsed (checked) for its digest but not kept: at scale the
-        # trees of every video would not fit beside the rest
-        return {"skills": skills_digest(self.skills),
-                "trees": digest_of({v: (parsed[v] if v in parsed else load_tree(
-                    self.loaded.paths.store_dir, v)).digest for v in videos})}
+        trees: dict[str, str] = {}
+
+        def nodes_of(video: str) -> Iterable[str]:
+            # a tree not parsed yet is parsed (checked) for its digest but not kept: at scale
+            # the trees of every video would not fit beside the rest
+            tree = parsed[video] if video in parsed else load_tree(self.loaded.paths.store_dir,
+                                                                   video)
+            trees[video] = tree.digest
+            return tree.nodes
+
+        paths = self.loaded.paths
+        traces = trace_digests(paths.harness_db, self.run_id, questions, nodes_of,
+                               self.loaded.config.diag.rules.open_tool)
+        return {"skills": skills_digest(self.skills), "trees": digest_of(trees),
+                "traces": digest_of(traces)}
 
     # ---------------------------------------------------------------- judge context -----
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -295,6 +295,56 @@ class TraceStep:
     step: int
     kind: str
     content: Any
+
+
+def opened_nodes(trace: Sequence[TraceStep], open_tool: str, tree_nodes: Iterable[str],
+                 question_id: str, video_id: str) -> list[str]:
+    """The tree nodes a trace opens: the ``node_id`` of each call of ``open_tool``
+    (``diag.rules.open_tool``), in order, repeats kept. Every reader of a trace (both judges,
+    the input digests) goes through here, so a node missing from the video's tree is refused
+    wherever the trace is read: the trace was made on another tree."""
+    known = tree_nodes if isinstance(tree_nodes, set | frozenset | dict) else set(tree_nodes)
+    opened = []
+    for step in trace:
+        content = step.content
+        if step.kind == "tool_call" and isinstance(content, dict) \
+                and content.get("tool") == open_tool:
+            node_id = str((content.get("args") or {}).get("node_id"))
+            if node_id not in known:
+                raise InputError(f"trace of {question_id!r} opens node {node_id!r}, which is "
+                                 f"not in the tree of video {video_id!r}", "paths.store_dir",
+                                 "use the tree the run was made on, or fix the trace")
+            opened.append(node_id)
+    return opened
+
+
+def trace_digest(trace: Sequence[TraceStep]) -> str:
+    """Digest of one trace's steps (their parsed content: JSON formatting does not count)."""
+    return digest_of_list([s.step, s.kind, s.content] for s in trace)
+
+
+def trace_digests(db: Path, run_id: str, questions: Iterable[tuple[str, str]],
+                  tree_nodes: Callable[[str], Iterable[str]], open_tool: str,
+                  chunk: int = 2000) -> dict[str, str]:
+    """The digest of each trace of ``questions`` ((question id, video id) pairs), read video by
+    video (``tree_nodes`` is called once per video, in order; a chunk of traces is in memory
+    at a time). Each trace is read as the judges read it: a node it opens that its video's
+    tree lacks is refused. A question without a trace counts as an empty one (so a trace
+    deleted after a freeze shows)."""
+    by_video = sorted({(v, q) for q, v in questions})
+    out: dict[str, str] = {}
+    nodes: Iterable[str] = ()
+    current = None
+    for start in range(0, len(by_video), chunk):
+        part = by_video[start:start + chunk]
+        found = load_traces(db, run_id, [q for _, q in part])
+        for video, qid in part:
+            if video != current:
+                current, nodes = video, frozenset(tree_nodes(video))
+            trace = found.get(qid, [])
+            opened_nodes(trace, open_tool, nodes, qid, video)
+            out[qid] = trace_digest(trace)
+    return out
 
 
 def traced_question_ids(db: Path, run_id: str) -> set[str]:

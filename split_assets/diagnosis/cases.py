@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import TYPE_CHECKING
 
-from split_assets.data.harness import CanonicalPrediction, TraceStep
+from split_assets.data.harness import CanonicalPrediction, TraceStep, opened_nodes
 from split_assets.data.store import VideoTree
 from split_assets.errors import InputError
 from split_assets.judge import JudgeCase
@@ -91,7 +91,12 @@ class CaseSource:
         if self.batched and p.question_id not in self.traces:
             self.load([p])  # asked outside a claimed batch
         tree = self._trees[p.video_id] if self.batched else self.ws.tree(p.video_id)
-        return JudgeCase(question, p, self.traces[p.question_id], tree, self.skills, refs)
+        trace = self.traces[p.question_id]
+        # either judge gets a trace whose opened nodes are all in its tree (the input digests
+        # read traces through the same check)
+        opened_nodes(trace, self.ws.loaded.config.diag.rules.open_tool, tree.nodes,
+                     p.question_id, p.video_id)
+        return JudgeCase(question, p, trace, tree, self.skills, refs)
 
     def cases(self, preds: list[CanonicalPrediction]) -> list[JudgeCase]:
         return [self.case(p) for p in preds]

@@ -70,7 +70,28 @@ def check_pools_file(ws: Workspace, path: Path, recompute: bool) -> list[Invaria
     results += rederived(problem, data)
     if recompute:
         results.append(recompute_check(ws, data, manifest))
+        if manifest is not None:
+            results.append(inputs_check(ws, manifest))
     return results
+
+
+def inputs_check(ws: Workspace, manifest: dict[str, Any]) -> InvariantResult:
+    """The input digests now (benchmark, predictions, signals; in full context the skills,
+    trees and traces the judge read) against those the manifest recorded at the freeze: an
+    input edited since is named even when the split's bytes come out the same."""
+    old, new = manifest.get("input_digests", {}), ws.input_digests
+    changed = sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k))
+    if changed:
+        unrecorded = [k for k in changed if k not in old]
+        return InvariantResult(
+            "inputs_unchanged", False,
+            f"input digests changed since the freeze: {', '.join(changed)}"
+            + (f" ({', '.join(unrecorded)} not recorded by the freeze)" if unrecorded else "")
+            + "; restore the inputs, or run split-assets run again to record them (a split "
+              "whose bytes change is refused)", {"changed_inputs": ",".join(changed)})
+    return InvariantResult("inputs_unchanged", True,
+                           f"all {len(new)} input digests match the manifest",
+                           {"changed_inputs": ""})
 
 
 def _partition_of(ws: Workspace, key: str, path: Path) -> Workspace:

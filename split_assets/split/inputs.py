@@ -68,14 +68,16 @@ def signals_digest(rows: list[SignalRow]) -> str:
 
 
 def input_digests(benchmark: Benchmark, preds: list[CanonicalPrediction],
-                  rows: list[SignalRow], context: Callable[[list[str]], dict[str, str]] | None
+                  rows: list[SignalRow],
+                  context: Callable[[list[tuple[str, str]]], dict[str, str]] | None
                   ) -> dict[str, str]:
     """Digests of the inputs, none depending on file or row order; ``context`` adds the
-    judge's context digests (skills, trees) of the diagnosed videos."""
+    judge's context digests (skills, trees, traces) of the diagnosed (question, video) pairs."""
     digests = {"benchmark": benchmark.digest(), "baseline_predictions": predictions_digest(preds),
                "signals": signals_digest(rows)}
     if context is not None:
-        digests.update(context(sorted({r.video_id for r in rows if not r.infra})))
+        digests.update(context(sorted((r.question_id, r.video_id) for r in rows
+                                      if not r.infra)))
     return digests
 
 

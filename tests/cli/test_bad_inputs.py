@@ -85,6 +85,9 @@ EXPORT = ("export-signals", "--pool", "train", "--out", "{scratch}/train.jsonl",
 # Fragments of the last line (any of them, case-insensitive) for the environment failures:
 # the OS's (or SQLite's) own reason must be shown, not "step X failed".
 PERMISSION = ("permission denied", "read-only", "readonly", "not writable")
+OPEN_MISSING_NODE = ("UPDATE traces SET content = "
+                     "'{\"tool\": \"open_node\", \"args\": {\"node_id\": \"n9.9.9\"}}' "
+                     "WHERE kind = 'tool_call' AND content LIKE '%open_node%'")
 DISK_FULL = ("no space left", "file too large", "disk is full", "disk full")
 LOCKED = ("locked", "busy")
 
@@ -582,6 +585,19 @@ CASES: list[Case] = [
     case("harness-db-missing", remove("harness.db"), RUN, 2),
     case("trace-missing", sql("DELETE FROM traces"), RUN, 2, says=("trace",)),
     case("tree-missing", remove("store/videos"), RUN, 2, says=("tree",)),
+    # a trace opening a node its video's tree lacks: refused wherever a trace is read -- by
+    # the judge while undiagnosed, by the input digests once diagnosed (issue 21, point 6)
+    case("trace-opens-a-missing-node-undiagnosed", sql(OPEN_MISSING_NODE), RUN, 2,
+         KEEPS_DIAGNOSES, says=("opens node 'n9.9.9'",)),
+    case("trace-opens-a-missing-node-diagnosed", sql(OPEN_MISSING_NODE), RUN, 2,
+         KEEPS_DIAGNOSES, frozen=True, says=("opens node 'n9.9.9'",)),
+    case("verify-recompute-trace-opens-a-missing-node", sql(OPEN_MISSING_NODE),
+         (*VERIFY, "--recompute"), 2, frozen=True, says=("opens node 'n9.9.9'",)),
+    # traces are input digests: one edited after the freeze is named, though the bytes match
+    case("verify-recompute-trace-edited", sql(
+        "UPDATE traces SET content = '{\"text\": \"edited after the freeze\"}' "
+        "WHERE kind = 'thought'"), (*VERIFY, "--recompute"), 1, frozen=True,
+        prints=("FAIL inputs_unchanged", "traces")),
     case("predictions-for-unknown-questions", sql(
         f"INSERT INTO predictions VALUES ('{RUN_ID}', 'zzz-9', 'A', 'A', 'stop', 1, "
         "'2026-01-15T09:00:00Z', 's')"), RUN, 2, says=("not in the benchmark",)),

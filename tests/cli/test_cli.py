@@ -47,6 +47,13 @@ def test_run_twice_is_byte_identical_and_verifies(small_workspace: Path, run_cli
     code, out3, _ = run_cli("verify", lines["pools"], "--config", str(small_workspace))
     assert code == 0
     assert out3.count("ok ") == 10 and "FAIL" not in out3
+    # --recompute: the selection again gives the same bytes, and every input digest (traces
+    # among them) matches the manifest
+    code, out4, _ = run_cli("verify", lines["pools"], "--config", str(small_workspace),
+                            "--recompute")
+    assert code == 0, out4
+    assert out4.count("ok ") == 12 and "recomputed_bytes_match" in out4 \
+        and "inputs_unchanged" in out4 and "FAIL" not in out4
 
 
 def _resign(pools: Path, **fields: object) -> None:

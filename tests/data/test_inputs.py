@@ -344,3 +344,41 @@ def test_skill_tree_and_prompt_files_that_are_not_utf8(tmp_path: Path) -> None:
         load_templates(prompts, ("defect_vs_lapse",))
     assert "prompt template 'defect_vs_lapse' is not UTF-8" in err.value.line()
     assert "defect_vs_lapse.md" in err.value.line()
+
+
+def _traces_db(tmp_path: Path, rows: list[tuple[str, int, str, str]]) -> Path:
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    db = tmp_path / "harness.db"
+    with sqlite3.connect(db) as conn:
+        harness.create_tables(conn)
+        harness.insert_traces(conn, [("r", q, step, kind, content) for q, step, kind, content
+                                     in rows])
+    return db
+
+
+OPEN_A = '{"tool": "open_node", "args": {"node_id": "a"}}'
+
+
+def test_trace_digests_ignore_row_order_and_json_formatting(tmp_path: Path) -> None:
+    rows = [("q1", 0, "thought", '{"text": "look"}'), ("q1", 1, "tool_call", OPEN_A),
+            ("q2", 0, "answer", '{"text": "B"}')]
+    first = harness.trace_digests(_traces_db(tmp_path / "1", rows), "r",
+                                  [("q1", "v"), ("q2", "v")], lambda v: {"a"}, "open_node")
+    reformatted = [(q, s, k, json.dumps(json.loads(c), indent=2)) for q, s, k, c in rows]
+    second = harness.trace_digests(_traces_db(tmp_path / "2", reformatted[::-1]), "r",
+                                   [("q2", "v"), ("q1", "v")], lambda v: {"a"}, "open_node")
+    assert first == second and first["q1"] != first["q2"]
+    edited = [*rows[:2], ("q2", 0, "answer", '{"text": "C"}')]
+    third = harness.trace_digests(_traces_db(tmp_path / "3", edited), "r",
+                                  [("q1", "v"), ("q2", "v")], lambda v: {"a"}, "open_node")
+    assert third["q1"] == first["q1"] and third["q2"] != first["q2"]
+
+
+def test_a_trace_opening_a_node_its_tree_lacks_is_refused_where_read(tmp_path: Path) -> None:
+    db = _traces_db(tmp_path, [("q1", 0, "tool_call", OPEN_A)])
+    with pytest.raises(InputError, match="trace of 'q1' opens node 'a', which is not in the "
+                                         "tree of video 'v'"):
+        harness.trace_digests(db, "r", [("q1", "v")], lambda v: {"b"}, "open_node")
+    # another tool's calls open nothing; a question without a trace counts as an empty one
+    assert harness.trace_digests(db, "r", [("q1", "v"), ("q9", "v")], lambda v: set(),
+                                 "open_clip")["q9"] == harness.trace_digest([])

@@ -457,8 +457,9 @@ def test_every_reply_extracts_to_its_recorded_letter(tmp_path: Path) -> None:
 DEMO_FINGERPRINT = "fp-daeaccd408bd"
 DEMO_SPLIT_ID = "a80b4058c420"
 DEMO_POOLS_SHA256 = "d9bce284d89d65138747e48e2cf0505291ae2925f4006aa5da7d341e196f8c37"
-# the manifest's config snapshot lists every key: diag.shards (issue 15) added "shards": 1
-DEMO_MANIFEST_SHA256 = "c00b1e18cef2bbb38f62f0bb4f7ca0c0542576a873fb97e92b88b8db4940155e"
+# the manifest's config snapshot lists every key: diag.shards (issue 15) added "shards": 1;
+# the traces the judge read joined input_digests (issue 21): "traces" (the split is unchanged)
+DEMO_MANIFEST_SHA256 = "29fecca106ced621ced068407fc4f0927f7d315aa16243b55f1277df6a5ab924"
 
 
 def test_demo_outputs_pinned(full: tuple[WorkspaceSummary, float], tmp_path: Path,
