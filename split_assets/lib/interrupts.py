@@ -87,20 +87,23 @@ def watch() -> Iterator[None]:
             if handler is not None:
                 handler.removeFilter(_FILTER)
         _pending.pop("fd", None)
+        _seen["interrupt"] = False  # the next command starts clean
         os.close(read)
         os.close(write)
 
 
 def seen() -> bool:
-    """Whether a SIGINT arrived while watching (once seen, always, until the next watch)."""
+    """Whether a SIGINT arrived while watching (once seen, always, until the watch ends;
+    outside a watch, never)."""
     fd = _pending.get("fd")
-    if fd is not None:
-        try:
-            data = os.read(fd, 512)
-        except (BlockingIOError, OSError):
-            data = b""
-        if signal.SIGINT in data:
-            _seen["interrupt"] = True
+    if fd is None:
+        return False
+    try:
+        data = os.read(fd, 512)
+    except (BlockingIOError, OSError):
+        data = b""
+    if signal.SIGINT in data:
+        _seen["interrupt"] = True
     return _seen["interrupt"]
 
 
