@@ -9,7 +9,6 @@ key written twice in the YAML is an error rather than "the last one wins".
 from __future__ import annotations
 
 import difflib
-import math
 import os
 from dataclasses import dataclass
 from functools import cached_property
@@ -30,6 +29,7 @@ from pydantic import (
 from split_assets.data.signals_pg import check_store_url, is_store_url
 from split_assets.errors import ConfigError, UserError
 from split_assets.lib.files import read_utf8
+from split_assets.split.sizes import validation_size
 
 DEFAULT_CONFIG_PATH = "config/video_split.yaml"
 CONFIG_ENV_VAR = "SPLIT_ASSETS_CONFIG"
@@ -66,7 +66,7 @@ class VideoSplitConfig(_Section):
 
     @model_validator(mode="after")
     def _train_pool_not_empty(self) -> VideoSplitConfig:
-        n_val = math.floor(self.val_ratio * self.n_trainval + 0.5)
+        n_val = validation_size(self.val_ratio, self.n_trainval)
         if n_val >= self.n_trainval:
             raise ValueError(
                 f"val_ratio {self.val_ratio} leaves no training videos: floor(val_ratio * "

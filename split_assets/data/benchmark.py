@@ -72,10 +72,6 @@ class Benchmark:
     def task_types(self) -> list[str]:
         return sorted({q.task_type for q in self.questions})
 
-    @property
-    def difficulty_levels(self) -> list[str]:
-        return sorted({q.difficulty for q in self.questions})
-
     def digest(self) -> str:
         """sha256 over the questions in id order: independent of file names and file order."""
         return digest_of_list(q.as_record() for q in self.questions)

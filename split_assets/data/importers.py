@@ -44,6 +44,7 @@ from split_assets.data.harness import create_tables, extract_letter, insert_pred
 from split_assets.data.signals_pg import PgSignalStore, is_store_url, open_store
 from split_assets.errors import ConfigError, InputError, UserError
 from split_assets.lib.canonical import atomic_write_bytes
+from split_assets.split.sizes import validation_size
 
 BENCHMARK_FILE = "questions/videomme.json"
 HARNESS_DB = "harness.db"
@@ -347,7 +348,7 @@ def _new_config(benchmark: Benchmark, run_id: str,
     wrong = sum(1 for q in benchmark.questions
                 if _letter_of(answers.get(q.question_id)) != q.answer)
     val_ratio = 0.3
-    n_val = int(val_ratio * n_trainval + 0.5)
+    n_val = validation_size(val_ratio, n_trainval)
     val_wrong_min = int(0.8 * wrong * n_val / max(n_videos, 1))
     return new_document({
         "video_split": {"baseline_run_id": Inserted(run_id), "n_trainval": n_trainval,

@@ -54,7 +54,7 @@ def split_invariants(context: AssetCheckExecutionContext,
     expected = ws.frozen_manifest()["pools_sha256"]
     data = ws.files.pools.read_bytes()
     for result in verify(ws.problem(), data, expected):
-        yield AssetCheckResult(check_name=result.name, asset_key=frozen_pools_key(),
+        yield AssetCheckResult(check_name=result.name, asset_key=frozen_pools.key,
                                passed=result.passed, severity=AssetCheckSeverity.ERROR,
                                description=f"split {ws.split_id}: {result.detail}",
                                metadata={**_flat(result.figures), **_which(ws)})
@@ -139,10 +139,6 @@ def judge_agreement(context: AssetCheckExecutionContext,
 def _which(ws: Workspace) -> dict[str, str]:
     """Which split a result is about (two fingerprints' results share one history)."""
     return {"split_id": ws.split_id, "fingerprint": ws.fingerprint.key}
-
-
-def frozen_pools_key():  # noqa: ANN201 - AssetKey
-    return frozen_pools.key
 
 
 def _flat(figures: dict) -> dict:

@@ -12,6 +12,11 @@ from split_assets import envfile
 from split_assets.data.harness import CanonicalPrediction
 from split_assets.data.signals import SignalRow, SignalStore
 from split_assets.errors import ConfigError, InfeasibleSplitError
+from split_assets.split.sizes import (
+    most_wrong_in_validation,
+    require_test_pool,
+    validation_size,
+)
 
 # the environment settings the README documents
 SETTINGS = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "SPLIT_ASSETS_CONFIG", "DAGSTER_HOME",
@@ -93,14 +98,10 @@ def check_before_diagnosis(ws: Workspace, store: SignalStore) -> None:
     val_wrong_min against the most wrong answers any validation draw can hold, and each floor
     against the T2 already known plus the wrong answers not yet diagnosed."""
     vs = ws.loaded.config.video_split
-    n_videos = len(ws.benchmark.videos)
-    if vs.n_trainval >= n_videos:
-        raise ConfigError(f"n_trainval is {vs.n_trainval} but the benchmark has {n_videos} "
-                          "videos, which leaves no test pool", "video_split.n_trainval",
-                          f"set it below {n_videos} (test is every other video)")
-    n_val = int(vs.val_ratio * vs.n_trainval + 0.5)
+    require_test_pool(vs.n_trainval, len(ws.benchmark.videos))
+    n_val = validation_size(vs.val_ratio, vs.n_trainval)
     wrong_by_video = Counter(p.video_id for p in ws.predictions if not p.correct)
-    most = sum(sorted(wrong_by_video.values(), reverse=True)[:n_val])
+    most = most_wrong_in_validation(wrong_by_video.values(), n_val)
     if vs.val_wrong_min > most:
         raise ConfigError(f"val_wrong_min {vs.val_wrong_min} cannot be met: {n_val} validation "
                           f"videos hold at most {most} baseline-wrong questions",

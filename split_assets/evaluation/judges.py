@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from split_assets.data.signals import SignalRow
 from split_assets.errors import InputError
@@ -114,15 +114,3 @@ def text(c: JudgeComparison) -> str:
                   f"{'  <- met under one judge only' if f.changed else ''}" for f in c.floors]
     return "\n".join(lines)
 
-
-def as_metadata(c: JudgeComparison) -> dict[str, Any]:
-    """Plain values for Dagster metadata (defs/metadata.py wraps them)."""
-    return {"compare_with": c.b, "agreement_n": c.tier.overall.n,
-            "kappa_tier": c.tier.overall.as_dict(),
-            "kappa_error_type": c.error_type.overall.as_dict(),
-            "tiers_changed": c.tiers_changed, "floors_changed": c.floors_changed,
-            "by_task_type": {t: k.as_dict() for t, k in c.tier.by_task_type.items()},
-            "confusion": [dict(zip(("a", *c.tier.overall.labels), (label, *map(int, row)),
-                                   strict=True))
-                          for label, row in zip(c.tier.overall.labels, c.tier.overall.table,
-                                                strict=True)]}

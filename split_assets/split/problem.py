@@ -7,6 +7,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from split_assets.config import VideoSplitConfig
+from split_assets.split.sizes import validation_size
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,7 +118,7 @@ class SplitProblem:
     @property
     def n_validation(self) -> int:
         """Validation videos: floor(val_ratio * n_trainval + 0.5)."""
-        return int(self.val_ratio * self.n_trainval + 0.5)
+        return validation_size(self.val_ratio, self.n_trainval)
 
 
     def value_of(self, q: SplitQuestion, dimension: str) -> str:

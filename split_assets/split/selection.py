@@ -24,6 +24,7 @@ from split_assets.errors import InfeasibleSplitError, InputError
 from split_assets.lib.canonical import atomic_write_bytes, canonical_bytes
 from split_assets.split.large import select_by_class
 from split_assets.split.problem import SplitProblem
+from split_assets.split.sizes import require_test_pool
 from split_assets.split.stats import over_epsilon
 
 # Above this many candidate pairs the swap search looks at the most promising videos only.
@@ -160,10 +161,7 @@ def select_trainval(problem: SplitProblem, max_iterations: int | None = None) ->
     """Choose the trainval videos; raise InfeasibleSplitError with figures when impossible."""
     vids = list(problem.videos)
     n = problem.n_trainval
-    if n >= len(vids):
-        raise InfeasibleSplitError(f"n_trainval={n} leaves no test videos (the benchmark has "
-                                   f"{len(vids)} videos)", "video_split.n_trainval",
-                                   f"set n_trainval below {len(vids)}")
+    require_test_pool(n, len(vids))
     order = sorted(vids)
     random.Random(problem.seed).shuffle(order)
     m = _matrix(problem, order)

@@ -13,6 +13,7 @@ import random
 from fractions import Fraction
 
 from split_assets.split.problem import SplitProblem
+from split_assets.split.sizes import most_wrong_in_validation
 
 
 def draw_validation(problem: SplitProblem, trainval: tuple[str, ...]) -> tuple[str, ...]:
@@ -51,6 +52,5 @@ def draw_validation(problem: SplitProblem, trainval: tuple[str, ...]) -> tuple[s
 
 def max_validation_wrong(problem: SplitProblem, trainval: tuple[str, ...]) -> int:
     """The most baseline-wrong questions any validation draw of this size can hold."""
-    counts = sorted((sum(not q.correct for q in problem.videos[v]) for v in trainval),
-                    reverse=True)
-    return sum(counts[: problem.n_validation])
+    return most_wrong_in_validation((sum(not q.correct for q in problem.videos[v])
+                                     for v in trainval), problem.n_validation)
