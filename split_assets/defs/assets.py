@@ -56,7 +56,7 @@ def canonical_predictions(context: AssetExecutionContext,
 def infra_t0_signals(context: AssetExecutionContext,
                      split_config: SplitConfigResource) -> MaterializeResult:
     ws = split_config.workspace(context.partition_key)
-    rows = infra_rows(ws)
+    rows = infra_rows(ws.predictions, ws.run_id, ws.fingerprint.key)
     with ws.store() as store:
         store.upsert_many(rows)
     ws.signals_changed()

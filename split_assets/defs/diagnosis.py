@@ -58,7 +58,8 @@ def plan_shards(context: OpExecutionContext,
     ws = split_config.workspace(context.partition_key)
     with ws.store() as store:
         # counts alone can show the split is impossible: say so before paying for a diagnosis
-        check_before_diagnosis(ws, store)
+        check_before_diagnosis(ws.loaded.config.video_split, len(ws.benchmark.videos),
+                               ws.predictions, store.rows(ws.run_id, ws.fingerprint.key))
         if context.run.tags.get(NO_WAIT_TAG) == "1":
             refuse_if_leased(ws, store, ws.diagnosis_plan(store))
     shards = ws.loaded.config.diag.shards

@@ -23,7 +23,7 @@ SETTINGS = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "SPLIT_ASSETS_CONFIG", "DAGSTER
             "SPLIT_ASSETS_LEASE_TTL_S", "SSL_CERT_FILE", "SSL_CERT_DIR")
 
 if TYPE_CHECKING:
-    from split_assets.config import PriceConfig
+    from split_assets.config import PriceConfig, VideoSplitConfig
     from split_assets.judge import JudgeCase
     from split_assets.workspace import Workspace
 
@@ -74,13 +74,15 @@ def plan_diagnosis(preds: list[CanonicalPrediction], done: set[str],
     return DiagnosisPlan(wrong, todo, settled & {p.question_id for p in wrong})
 
 
-def infra_rows(ws: Workspace) -> list[SignalRow]:
-    """T0 rows for every wrong INFRA answer (never sent to the judge)."""
-    return [SignalRow(question_id=p.question_id, baseline_run_id=ws.run_id,
-                      diag_fingerprint=ws.fingerprint.key, video_id=p.video_id,
+def infra_rows(preds: Iterable[CanonicalPrediction], run_id: str,
+               fingerprint: str) -> list[SignalRow]:
+    """T0 rows for every wrong INFRA answer of ``preds`` (never sent to the judge), for the
+    partition ``fingerprint`` of baseline run ``run_id``."""
+    return [SignalRow(question_id=p.question_id, baseline_run_id=run_id,
+                      diag_fingerprint=fingerprint, video_id=p.video_id,
                       task_type=p.task_type, tier="T0", infra=True, session_id=p.session_id,
                       rationale=infra_cause(p))
-            for p in ws.predictions if is_infra_wrong(p)]
+            for p in preds if is_infra_wrong(p)]
 
 
 def infra_cause(p: CanonicalPrediction) -> str:
@@ -92,15 +94,17 @@ def infra_cause(p: CanonicalPrediction) -> str:
     return f"stop_reason:{p.stop_reason}"
 
 
-def check_before_diagnosis(ws: Workspace, store: SignalStore) -> None:
+def check_before_diagnosis(settings: VideoSplitConfig, n_videos: int,
+                           preds: list[CanonicalPrediction], rows: Iterable[SignalRow]) -> None:
     """Every feasibility check that needs only counts, made before any judge call (a paid
     judge must not be paid for a split that cannot be made): n_trainval against the videos,
     val_wrong_min against the most wrong answers any validation draw can hold, and each floor
-    against the T2 already known plus the wrong answers not yet diagnosed."""
-    vs = ws.loaded.config.video_split
-    require_test_pool(vs.n_trainval, len(ws.benchmark.videos))
+    against the T2 already known plus the wrong answers not yet diagnosed. ``preds``: the
+    baseline's canonical predictions; ``rows``: the partition's signal rows so far."""
+    vs = settings
+    require_test_pool(vs.n_trainval, n_videos)
     n_val = validation_size(vs.val_ratio, vs.n_trainval)
-    wrong_by_video = Counter(p.video_id for p in ws.predictions if not p.correct)
+    wrong_by_video = Counter(p.video_id for p in preds if not p.correct)
     most = most_wrong_in_validation(wrong_by_video.values(), n_val)
     if vs.val_wrong_min > most:
         raise ConfigError(f"val_wrong_min {vs.val_wrong_min} cannot be met: {n_val} validation "
@@ -108,15 +112,16 @@ def check_before_diagnosis(ws: Workspace, store: SignalStore) -> None:
                           "video_split.val_wrong_min",
                           "lower val_wrong_min, or raise val_ratio or n_trainval")
     if vs.floor_k:
-        _check_floors(ws, store, vs.floor_k)
+        _check_floors(vs.floor_k, preds, rows)
 
 
-def _check_floors(ws: Workspace, store: SignalStore, floor_k: dict[str, int]) -> None:
-    rows = {r.question_id: r for r in store.rows(ws.run_id, ws.fingerprint.key)}
+def _check_floors(floor_k: dict[str, int], preds: list[CanonicalPrediction],
+                  rows: Iterable[SignalRow]) -> None:
+    by_question = {r.question_id: r for r in rows}
     known: Counter[str] = Counter()
     open_: Counter[str] = Counter()
-    for p in wrong_to_diagnose(ws.predictions):
-        row = rows.get(p.question_id)
+    for p in wrong_to_diagnose(preds):
+        row = by_question.get(p.question_id)
         if row is None or row.degraded or row.infra:
             open_[p.task_type] += 1
         elif row.tier == "T2":
@@ -230,5 +235,6 @@ def preflight(ws: Workspace, estimate: bool = False) -> Preflight:
             from split_assets.judge.governed import check_environment
 
             check_environment()
-        check_before_diagnosis(ws, store)
+        check_before_diagnosis(ws.loaded.config.video_split, len(ws.benchmark.videos),
+                               ws.predictions, store.rows(ws.run_id, ws.fingerprint.key))
         return Preflight(plan, dry_run_estimate(ws, cases, store) if estimate else None)
