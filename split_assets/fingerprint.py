@@ -10,9 +10,10 @@ each reference run's predictions is a component (a replaced reference run is a n
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from split_assets.config import LoadedConfig
 from split_assets.data.harness import run_digest
@@ -20,9 +21,6 @@ from split_assets.errors import UserError
 from split_assets.judge import Judge, build_judge
 from split_assets.judge.prompts import load_templates, templates_digest
 from split_assets.lib.canonical import digest_of, sha256_hex
-
-if TYPE_CHECKING:
-    from split_assets.workspace import Workspace
 
 
 @dataclass(frozen=True)
@@ -59,19 +57,21 @@ def compute_fingerprint(loaded: LoadedConfig, judge: Judge | None = None) -> Fin
     return Fingerprint("fp-" + digest_of(components)[:12], components)
 
 
-def components_of(ws: Workspace, key: str) -> dict[str, Any]:
-    """What ``key`` stands for: the config's own fingerprint, or one recorded in the signal
-    store when it was diagnosed."""
-    if key == ws.fingerprint.key:
-        return ws.fingerprint.components
-    with ws.store(read_only=True) as store:
-        recorded = store.fingerprint_components(key)
-    if recorded is None:
-        raise UserError(f"fingerprint {key} is neither the config's ({ws.fingerprint.key}) nor "
-                        "recorded in the signal store", str(ws.loaded.paths.signals_db),
+def components_of(own: Fingerprint, key: str,
+                  recorded: Callable[[str], dict[str, Any] | None],
+                  store_name: str) -> dict[str, Any]:
+    """What ``key`` stands for: the config's own fingerprint ``own``, or the components the
+    signal store (``store_name``) recorded for it when it was diagnosed (``recorded``, asked
+    only then)."""
+    if key == own.key:
+        return own.components
+    components = recorded(key)
+    if components is None:
+        raise UserError(f"fingerprint {key} is neither the config's ({own.key}) nor "
+                        "recorded in the signal store", store_name,
                         "pass fingerprints this workspace diagnosed (they are recorded when "
                         "diagnosis_signals runs)")
-    return recorded
+    return components
 
 
 def difference(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
