@@ -237,48 +237,67 @@ def _greedy_start(m: _Matrix) -> np.ndarray | None:
 
 def _local_search(m: _Matrix, in_trainval: np.ndarray, phases: tuple[str, ...],
                   max_iterations: int | None) -> int:
-    """Swap videos between trainval and test while it improves; floors always kept."""
-    y, t2, floors = m.y, m.t2, m.floors
-    limit = max_iterations if max_iterations is not None else 20 * len(y)
-    big = np.iinfo(np.int64).max
+    """Swap videos between trainval and test while it improves; floors always kept. Each
+    phase ("l2", then "minimax") repeats its best improving swap until there is none."""
+    limit = max_iterations if max_iterations is not None else 20 * len(m.y)
+    best_swap = {"l2": _best_l2_swap, "minimax": _best_minimax_swap}
     swaps = 0
     for phase in phases:
         for _ in range(limit):
-            s_idx = np.flatnonzero(in_trainval)
-            t_idx = np.flatnonzero(~in_trainval)
-            r = y[t_idx].sum(0)
-            slack = t2[s_idx].sum(0) - floors
-            if phase == "l2":
-                if len(s_idx) * len(t_idx) > _MAX_PAIRS:
-                    ys_all, yt_all = y[s_idx], y[t_idx]
-                    s_idx = s_idx[_candidates(2 * (ys_all @ r) + (ys_all * ys_all).sum(1))]
-                    t_idx = t_idx[_candidates(-2 * (yt_all @ r) + (yt_all * yt_all).sum(1))]
-                delta = _pairs(y[s_idx], y[t_idx], r)
-                delta[~_allowed(t2[s_idx], t2[t_idx], slack)] = big
-                k = int(np.argmin(delta))
-                if delta.flat[k] >= 0:
-                    break
-            else:
-                if len(s_idx) * len(t_idx) * y.shape[1] > _MAX_MINIMAX_CELLS:
-                    break
-                new_r = r[None, None, :] + y[s_idx][:, None, :] - y[t_idx][None, :, :]
-                worst = np.abs(new_r).max(2)
-                sq = (new_r * new_r).sum(2)
-                allowed = _allowed(t2[s_idx], t2[t_idx], slack)
-                worst[~allowed] = big
-                best_worst = worst.min()
-                cur_worst, cur_sq = int(np.abs(r).max()), int((r * r).sum())
-                if best_worst > cur_worst:
-                    break
-                sq[(worst != best_worst) | ~allowed] = big
-                k = int(np.argmin(sq))
-                if (int(best_worst), int(sq.flat[k])) >= (cur_worst, cur_sq):
-                    break
-            i, j = divmod(k, len(t_idx))
-            in_trainval[s_idx[i]] = False
-            in_trainval[t_idx[j]] = True
+            s_idx, t_idx = np.flatnonzero(in_trainval), np.flatnonzero(~in_trainval)
+            swap = best_swap[phase](m, s_idx, t_idx, m.y[t_idx].sum(0),
+                                    m.t2[s_idx].sum(0) - m.floors)
+            if swap is None:
+                break
+            in_trainval[swap[0]] = False
+            in_trainval[swap[1]] = True
             swaps += 1
     return swaps
+
+
+_BIG = np.iinfo(np.int64).max
+
+
+def _best_l2_swap(m: _Matrix, s_idx: np.ndarray, t_idx: np.ndarray, r: np.ndarray,
+                  slack: np.ndarray) -> tuple[int, int] | None:
+    """The (trainval video, test video) swap that lowers the test residual's squared norm
+    ``r`` the most while keeping the floors (``slack``), or None when none lowers it."""
+    y, t2 = m.y, m.t2
+    if len(s_idx) * len(t_idx) > _MAX_PAIRS:
+        ys_all, yt_all = y[s_idx], y[t_idx]
+        s_idx = s_idx[_candidates(2 * (ys_all @ r) + (ys_all * ys_all).sum(1))]
+        t_idx = t_idx[_candidates(-2 * (yt_all @ r) + (yt_all * yt_all).sum(1))]
+    delta = _pairs(y[s_idx], y[t_idx], r)
+    delta[~_allowed(t2[s_idx], t2[t_idx], slack)] = _BIG
+    k = int(np.argmin(delta))
+    if delta.flat[k] >= 0:
+        return None
+    i, j = divmod(k, len(t_idx))
+    return int(s_idx[i]), int(t_idx[j])
+
+
+def _best_minimax_swap(m: _Matrix, s_idx: np.ndarray, t_idx: np.ndarray, r: np.ndarray,
+                       slack: np.ndarray) -> tuple[int, int] | None:
+    """The swap that lowers the largest absolute residual (then the squared norm) while
+    keeping the floors, or None when none improves or the search would be too large."""
+    y, t2 = m.y, m.t2
+    if len(s_idx) * len(t_idx) * y.shape[1] > _MAX_MINIMAX_CELLS:
+        return None
+    new_r = r[None, None, :] + y[s_idx][:, None, :] - y[t_idx][None, :, :]
+    worst = np.abs(new_r).max(2)
+    sq = (new_r * new_r).sum(2)
+    allowed = _allowed(t2[s_idx], t2[t_idx], slack)
+    worst[~allowed] = _BIG
+    best_worst = worst.min()
+    cur_worst, cur_sq = int(np.abs(r).max()), int((r * r).sum())
+    if best_worst > cur_worst:
+        return None
+    sq[(worst != best_worst) | ~allowed] = _BIG
+    k = int(np.argmin(sq))
+    if (int(best_worst), int(sq.flat[k])) >= (cur_worst, cur_sq):
+        return None
+    i, j = divmod(k, len(t_idx))
+    return int(s_idx[i]), int(t_idx[j])
 
 
 @dataclass(frozen=True)
