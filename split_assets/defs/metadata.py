@@ -176,10 +176,11 @@ def selection_metadata(problem: SplitProblem, selection: Selection) -> dict[str,
         "swaps": selection.swaps,
         "t2_vs_floor": table(
             [("task_type", "string"), ("floor", "int"), ("trainval_t2", "int"), ("met", "bool")],
-            [[t, k, t2.get(t, 0), t2.get(t, 0) >= k] for t, k in sorted(problem.floor_k.items())]),
+            [[t, k, t2.get(t, 0), t2.get(t, 0) >= k]
+             for t, k in sorted(problem.selection.floor_k.items())]),
         "test_deviation": deviation_table(dev),
         "max_abs_deviation_pp": MetadataValue.float(_max_abs_pp(dev)),
-        "selector": problem.selector,
+        "selector": problem.selection.selector,
         "global_accuracy": MetadataValue.float(round(accuracy(problem.questions), 6)),
         "test_accuracy": MetadataValue.float(round(accuracy(test_qs), 6)),
         "test_accuracy_deviation_pp": MetadataValue.float(

@@ -59,7 +59,7 @@ def build_pools(problem: SplitProblem, selection: Selection, validation: tuple[s
         "baseline_run_id": baseline_run_id,
         "diag_fingerprint": fingerprint,
         "split_id": split,
-        "seed": problem.seed,
+        "seed": problem.selection.seed,
         "pools": pools,
         "videos": videos,
         "correctness": {q.question_id: q.correct for q in problem.questions},
@@ -96,7 +96,7 @@ def manifest(problem: SplitProblem, frozen: FrozenSplit, *, generated_at: str,
         "distributions": {name: _distribution(problem, by_pool[name]) for name in POOLS},
         "test_deviation": rows,
         "floors": {t: {"floor": k, "trainval_t2": t2.get(t, 0)}
-                   for t, k in sorted(problem.floor_k.items())},
+                   for t, k in sorted(problem.selection.floor_k.items())},
         "tier_counts": {name: tier_counts(by_pool[name]) for name in POOLS},
         "baseline_accuracy": {"global": round(accuracy(problem.questions), 6),
                               "test": round(accuracy(by_pool["test"]), 6),
@@ -104,7 +104,7 @@ def manifest(problem: SplitProblem, frozen: FrozenSplit, *, generated_at: str,
                               "train": round(accuracy(by_pool["train"]), 6),
                               "test_minus_global": round(accuracy(by_pool["test"])
                                                          - accuracy(problem.questions), 6),
-                              "epsilon_accuracy": problem.epsilon_accuracy},
+                              "epsilon_accuracy": problem.selection.epsilon_accuracy},
         "validation_wrong": sum(not q.correct for q in by_pool["validation"]),
         "val_wrong_min": val_wrong_min,
         "power": power or {},
@@ -116,7 +116,7 @@ def manifest(problem: SplitProblem, frozen: FrozenSplit, *, generated_at: str,
 def _distribution(problem: SplitProblem,
                   questions: list[SplitQuestion]) -> dict[str, dict[str, int]]:
     """Question counts per value of task type, difficulty and each ``balance`` field."""
-    dims = ("task_type", "difficulty", *problem.balance)
+    dims = ("task_type", "difficulty", *problem.selection.balance)
     out: dict[str, dict[str, int]] = {d: {} for d in dims}
     for q in questions:
         for d in dims:

@@ -64,7 +64,7 @@ def verify(problem: SplitProblem, data: bytes,
 def _floors_met(problem: SplitProblem, trainval: set[str]) -> InvariantResult:
     short = {}
     got_by_type = {}
-    for task_type, floor in sorted(problem.floor_k.items()):
+    for task_type, floor in sorted(problem.selection.floor_k.items()):
         got = sum(1 for q in problem.questions
                   if q.question_id in trainval and q.task_type == task_type and q.is_floor_t2)
         got_by_type[task_type] = got
@@ -82,9 +82,10 @@ def _test_within_epsilon(problem: SplitProblem, test_ids: set[str]) -> Invariant
                            key=lambda item: item[1], default=("", 0.0))
     over = epsilon_violations(problem, test)
     return InvariantResult("test_within_epsilon", not over,
-                           f"max |dev| {worst:.4f} ({worst_cat}), epsilon {problem.epsilon}"
+                           f"max |dev| {worst:.4f} ({worst_cat}), "
+                           f"epsilon {problem.selection.epsilon}"
                            + (f"; over: {'; '.join(over)}" if over else ""),
-                           {"max_deviation": round(worst, 6), "epsilon": problem.epsilon})
+                           {"max_deviation": round(worst, 6), "epsilon": problem.selection.epsilon})
 
 
 def _sha256_matches(data: bytes, expected_sha256: str | None) -> InvariantResult:
@@ -106,11 +107,11 @@ def rederived(problem: SplitProblem, data: bytes) -> list[InvariantResult]:
     videos, pools = doc["videos"], doc["pools"]
     results = []
     trainval = len(videos["train"]) + len(videos["validation"])
-    sizes_ok = (trainval == problem.n_trainval
+    sizes_ok = (trainval == problem.selection.n_trainval
                 and len(videos["validation"]) == problem.n_validation)
     results.append(InvariantResult(
         "pool_sizes", sizes_ok,
-        f"trainval {trainval} videos (n_trainval {problem.n_trainval}), validation "
+        f"trainval {trainval} videos (n_trainval {problem.selection.n_trainval}), validation "
         f"{len(videos['validation'])} (expected {problem.n_validation})",
         {"trainval": trainval, "validation": len(videos["validation"])}))
     mismatched = []

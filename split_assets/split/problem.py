@@ -83,13 +83,14 @@ class SplitProblem:
         object.__setattr__(self, "videos", {v: videos[v] for v in sorted(videos)})
         task_counts = Counter(q.task_type for q in self.questions)
         cats = [Category("task_type", t) for t in sorted(task_counts)
-                if task_counts[t] >= self.report_floor]
+                if task_counts[t] >= self.selection.report_floor]
         cats += [Category("difficulty", d) for d in sorted({q.difficulty for q in self.questions})]
         object.__setattr__(self, "categories", cats)
         extra = []  # values of a balance field with >= report_floor questions, like task types
-        for i, name in enumerate(self.balance):
+        for i, name in enumerate(self.selection.balance):
             counts = Counter(q.balance[i] for q in self.questions)
-            extra += [Category(name, v) for v in sorted(counts) if counts[v] >= self.report_floor]
+            extra += [Category(name, v) for v in sorted(counts)
+                      if counts[v] >= self.selection.report_floor]
         object.__setattr__(self, "balanced", extra)
 
     @classmethod
@@ -103,23 +104,10 @@ class SplitProblem:
                    validation=ValidationSettings(val_ratio=cfg.val_ratio,
                                                  val_wrong_min=cfg.val_wrong_min))
 
-    # the settings, read where the algorithms need them
-    n_trainval = property(lambda self: self.selection.n_trainval)
-    epsilon = property(lambda self: self.selection.epsilon)
-    report_floor = property(lambda self: self.selection.report_floor)
-    floor_k = property(lambda self: self.selection.floor_k)
-    balance = property(lambda self: self.selection.balance)
-    epsilon_accuracy = property(lambda self: self.selection.epsilon_accuracy)
-    selector = property(lambda self: self.selection.selector)
-    val_ratio = property(lambda self: self.validation.val_ratio)
-    seed = property(lambda self: self.selection.seed)
-    val_wrong_min = property(lambda self: self.validation.val_wrong_min)
-
     @property
     def n_validation(self) -> int:
         """Validation videos: floor(val_ratio * n_trainval + 0.5)."""
-        return validation_size(self.val_ratio, self.n_trainval)
-
+        return validation_size(self.validation.val_ratio, self.selection.n_trainval)
 
     def value_of(self, q: SplitQuestion, dimension: str) -> str:
         """``q``'s value on a balanced dimension."""
@@ -127,7 +115,7 @@ class SplitProblem:
             return q.task_type
         if dimension == "difficulty":
             return q.difficulty
-        return q.balance[self.balance.index(dimension)]
+        return q.balance[self.selection.balance.index(dimension)]
 
 
 def category_of(q: SplitQuestion, cat: Category) -> bool:

@@ -49,7 +49,7 @@ def _count_matrices(problem: SplitProblem, order: list[str]) -> tuple[np.ndarray
     the ``balance`` fields) plus baseline-correct answers (last column), and sizes."""
     cats = [*problem.categories, *problem.balanced]
     column = {(c.dimension, c.value): j for j, c in enumerate(cats)}
-    dims = ("task_type", "difficulty", *problem.balance)
+    dims = ("task_type", "difficulty", *problem.selection.balance)
     rows, cols, sizes = [], [], np.zeros(len(order), dtype=np.int64)
     correct_col = len(cats)
     for i, vid in enumerate(order):
@@ -80,7 +80,7 @@ def _residual_matrix(counts: np.ndarray, sizes: np.ndarray) -> np.ndarray:
 
 def _floor_matrix(problem: SplitProblem, order: list[str]) -> tuple[list[str], np.ndarray,
                                                                     np.ndarray]:
-    types = sorted(t for t, k in problem.floor_k.items() if k > 0)
+    types = sorted(t for t, k in problem.selection.floor_k.items() if k > 0)
     index = {t: f for f, t in enumerate(types)}
     t2 = np.zeros((len(order), len(types)), dtype=np.int64)
     for i, vid in enumerate(order):
@@ -88,7 +88,7 @@ def _floor_matrix(problem: SplitProblem, order: list[str]) -> tuple[list[str], n
             f = index.get(q.task_type)
             if f is not None and q.is_floor_t2:
                 t2[i, f] += 1
-    floors = np.array([problem.floor_k[t] for t in types], dtype=np.int64)
+    floors = np.array([problem.selection.floor_k[t] for t in types], dtype=np.int64)
     return types, t2, floors
 
 
@@ -154,19 +154,19 @@ def _matrix(problem: SplitProblem, order: list[str]) -> _Matrix:
     types, t2, floors = _floor_matrix(problem, order)
     counts, sizes = _count_matrices(problem, order)
     return _Matrix(order, counts, sizes, _residual_matrix(counts, sizes), t2, floors, types,
-                   problem.n_trainval)
+                   problem.selection.n_trainval)
 
 
 def select_trainval(problem: SplitProblem, max_iterations: int | None = None) -> Selection:
     """Choose the trainval videos; raise InfeasibleSplitError with figures when impossible."""
     vids = list(problem.videos)
-    n = problem.n_trainval
+    n = problem.selection.n_trainval
     require_test_pool(n, len(vids))
     order = sorted(vids)
-    random.Random(problem.seed).shuffle(order)
+    random.Random(problem.selection.seed).shuffle(order)
     m = _matrix(problem, order)
     _check_floors_reachable(m)
-    by_class = problem.selector == "class_lp" or (problem.selector == "auto"
+    by_class = problem.selection.selector == "class_lp" or (problem.selection.selector == "auto"
                                                   and len(order) > LARGE_VIDEOS)
     if by_class:  # interchangeable videos: decide per class (large.py)
         in_trainval = select_by_class(m.counts, m.sizes, m.t2, m.floors, n)
@@ -312,9 +312,10 @@ class _Bound:
 def _bounds(problem: SplitProblem, m: _Matrix) -> list[_Bound]:
     """The epsilon constraints: every constrained category, and baseline accuracy when
     ``epsilon_accuracy`` is set (the last column of the count matrix)."""
-    out = [_Bound(c.label, j, problem.epsilon) for j, c in enumerate(problem.categories)]
-    if problem.epsilon_accuracy is not None:
-        out.append(_Bound("baseline accuracy", m.counts.shape[1] - 1, problem.epsilon_accuracy))
+    out = [_Bound(c.label, j, problem.selection.epsilon) for j, c in enumerate(problem.categories)]
+    if problem.selection.epsilon_accuracy is not None:
+        out.append(_Bound("baseline accuracy", m.counts.shape[1] - 1,
+                          problem.selection.epsilon_accuracy))
     return out
 
 

@@ -43,13 +43,14 @@ def over_epsilon(problem: SplitProblem, shares: Iterable[tuple[float, float]],
     """The one epsilon rule: a line per constrained category (``shares``: its (global, test)
     share, in ``problem.categories`` order) farther than epsilon from global, and one for
     baseline accuracy when ``epsilon_accuracy`` bounds it."""
-    out = [violation_line(cat.label, t, g, problem.epsilon)
+    out = [violation_line(cat.label, t, g, problem.selection.epsilon)
            for cat, (g, t) in zip(problem.categories, shares, strict=True)
-           if abs(t - g) > problem.epsilon + 1e-12]
-    if problem.epsilon_accuracy is not None and accuracy_shares is not None:
+           if abs(t - g) > problem.selection.epsilon + 1e-12]
+    if problem.selection.epsilon_accuracy is not None and accuracy_shares is not None:
         g, t = accuracy_shares
-        if abs(t - g) > problem.epsilon_accuracy + 1e-12:
-            out.append(violation_line("baseline accuracy", t, g, problem.epsilon_accuracy))
+        if abs(t - g) > problem.selection.epsilon_accuracy + 1e-12:
+            out.append(violation_line("baseline accuracy", t, g,
+                                      problem.selection.epsilon_accuracy))
     return out
 
 
@@ -77,7 +78,7 @@ def deviation_rows(problem: SplitProblem, test: list[SplitQuestion]) -> list[dic
     g_acc, t_acc = accuracy(problem.questions), accuracy(test)
     rows.append({"dimension": "accuracy", "category": "baseline_correct", "global": round(g_acc, 6),
                  "test": round(t_acc, 6), "deviation": round(t_acc - g_acc, 6),
-                 "constrained": problem.epsilon_accuracy is not None})
+                 "constrained": problem.selection.epsilon_accuracy is not None})
     return rows
 
 

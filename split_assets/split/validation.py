@@ -30,7 +30,7 @@ def draw_validation(problem: SplitProblem, trainval: tuple[str, ...]) -> tuple[s
     left = n_val - sum(alloc.values())
     for k in sorted(quotas, key=lambda k: (-(quotas[k] - int(quotas[k])), k))[:left]:
         alloc[k] += 1
-    rng = random.Random(f"validation:{problem.seed}")
+    rng = random.Random(f"validation:{problem.selection.seed}")
     chosen: list[str] = []
     rank: dict[str, int] = {}
     for k in sorted(strata):
@@ -39,11 +39,11 @@ def draw_validation(problem: SplitProblem, trainval: tuple[str, ...]) -> tuple[s
         rank.update((vid, i) for i, vid in enumerate(members))
         chosen.extend(members[: alloc[k]])
     have = sum(wrong[v] for v in chosen)
-    if have < problem.val_wrong_min:
+    if have < problem.validation.val_wrong_min:
         inside = sorted(chosen, key=lambda v: (wrong[v], -rank[v]))
         outside = sorted(set(trainval) - set(chosen), key=lambda v: (-wrong[v], rank[v]))
         for out_v, in_v in zip(inside, outside, strict=False):
-            if have >= problem.val_wrong_min or wrong[in_v] <= wrong[out_v]:
+            if have >= problem.validation.val_wrong_min or wrong[in_v] <= wrong[out_v]:
                 break
             chosen[chosen.index(out_v)] = in_v
             have += wrong[in_v] - wrong[out_v]

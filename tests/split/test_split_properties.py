@@ -69,9 +69,10 @@ def test_split_meets_invariants_or_fails_with_figures(questions: list[SplitQuest
     # Deterministic, and independent of the order the questions arrive in.
     shuffled = list(questions)
     random.Random(1).shuffle(shuffled)
-    again = make_problem(shuffled, n_trainval=problem.n_trainval, epsilon=problem.epsilon,
-                         report_floor=problem.report_floor, val_ratio=problem.val_ratio,
-                         seed=problem.seed, floor_k=problem.floor_k)
+    sel = problem.selection
+    again = make_problem(shuffled, n_trainval=sel.n_trainval, epsilon=sel.epsilon,
+                         report_floor=sel.report_floor, val_ratio=problem.validation.val_ratio,
+                         seed=sel.seed, floor_k=sel.floor_k)
     assert solve(again) == first
 
 
@@ -97,7 +98,7 @@ def _witnessed_floors(questions: list[SplitQuestion], data: st.DataObject) -> Sp
 
 
 def _assert_floors_met(problem: SplitProblem, chosen: set[str]) -> None:
-    for t, k in problem.floor_k.items():
+    for t, k in problem.selection.floor_k.items():
         assert sum(q.task_type == t and q.is_floor_t2 and q.video_id in chosen
                    for q in problem.questions) >= k
 
@@ -240,7 +241,7 @@ def test_class_path_keeps_floors_and_size(class_path: None, questions: list[Spli
     problem = _witnessed_floors(questions, data)
     selection = select_trainval(problem)
     chosen = set(selection.trainval)
-    assert len(chosen) == problem.n_trainval and not chosen & set(selection.test)
+    assert len(chosen) == problem.selection.n_trainval and not chosen & set(selection.test)
     _assert_floors_met(problem, chosen)
     assert select_trainval(problem) == selection
 
