@@ -22,7 +22,7 @@ from split_assets.defs.partitions import diag_fingerprint_partitions
 from split_assets.defs.resources import SplitConfigResource
 from split_assets.lib.failpoints import failpoint
 from split_assets.split.invariants import INVARIANTS, verify
-from split_assets.split.validation import max_validation_wrong
+from split_assets.split.validation import power_verdict
 from split_assets.workspace import Workspace
 
 # Partitioned checks (one result per fingerprint) are a preview feature of Dagster 1.13: used
@@ -69,17 +69,15 @@ def mcnemar_power(context: AssetCheckExecutionContext,
     ws = split_config.workspace(context.partition_key)
     power = ws.frozen_manifest().get("power", {})
     doc = json.loads(ws.files.pools.read_bytes())
-    val = set(doc["pools"]["validation"])
-    val_wrong = sum(1 for qid, ok in doc["correctness"].items() if qid in val and not ok)
     threshold = ws.loaded.config.video_split.val_wrong_min
-    trainval = tuple(sorted(doc["videos"]["train"] + doc["videos"]["validation"]))
-    reachable = max_validation_wrong(ws.problem(), trainval)
+    verdict = power_verdict(ws.problem(), doc["videos"], threshold)
+    val_wrong, reachable = verdict.val_wrong, verdict.reachable
     if threshold == 0:
         detail = f"val_wrong_min is 0: power check off (validation holds {val_wrong} wrong)"
     else:
         detail = f"validation holds {val_wrong} baseline-wrong questions, need {threshold}"
         if val_wrong < threshold:
-            detail += (f"; at most {reachable} with {len(doc['videos']['validation'])} "
+            detail += (f"; at most {reachable} with {verdict.n_validation} "
                        "validation videos: raise val_ratio or n_trainval, or lower val_wrong_min")
     metadata: dict[str, Any] = {"val_wrong": val_wrong, "threshold": threshold,
                                 "val_wrong_reachable": reachable}
@@ -93,7 +91,7 @@ def mcnemar_power(context: AssetCheckExecutionContext,
         mde = power["validation"]["mde"]
         detail += (f"; detects a gain of {100 * mde:.1f} pp on validation at 80% power, "
                    "alpha 0.05" if mde is not None else "; no gain is detectable on validation")
-    return AssetCheckResult(passed=threshold == 0 or val_wrong >= threshold,
+    return AssetCheckResult(passed=verdict.passed,
                             severity=AssetCheckSeverity.ERROR,
                             description=f"split {ws.split_id}: {detail}",
                             metadata={**metadata, **_which(ws)})

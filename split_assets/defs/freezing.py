@@ -9,7 +9,7 @@ from split_assets.errors import ConfigError, RunFailure, SplitAssetsError
 from split_assets.split.freeze import FrozenSplit
 from split_assets.split.invariants import verify
 from split_assets.split.problem import SplitProblem
-from split_assets.split.validation import max_validation_wrong
+from split_assets.split.validation import power_verdict
 
 
 def refuse_invalid(context: AssetExecutionContext, problem: SplitProblem, frozen: FrozenSplit,
@@ -40,15 +40,12 @@ def refuse_invalid(context: AssetExecutionContext, problem: SplitProblem, frozen
 
 def _power_failure(problem: SplitProblem, frozen: FrozenSplit,
                    val_wrong_min: int) -> tuple[str, str, SplitAssetsError] | None:
-    val_wrong = sum(not q.correct for v in frozen.videos["validation"]
-                    for q in problem.videos[v])
-    if val_wrong >= val_wrong_min:
+    verdict = power_verdict(problem, frozen.videos, val_wrong_min)
+    if verdict.passed:
         return None
-    reachable = max_validation_wrong(problem, tuple(frozen.videos["train"]
-                                                    + frozen.videos["validation"]))
-    detail = (f"validation holds {val_wrong} baseline-wrong questions, need {val_wrong_min}"
-              f" (at most {reachable} with {len(frozen.videos['validation'])} validation "
-              "videos)")
+    detail = (f"validation holds {verdict.val_wrong} baseline-wrong questions, need "
+              f"{val_wrong_min} (at most {verdict.reachable} with {verdict.n_validation} "
+              "validation videos)")
     return ("mcnemar_power", detail, ConfigError(
         f"val_wrong_min cannot be met: {detail}", "video_split.val_wrong_min",
         "raise val_ratio or n_trainval, or lower val_wrong_min; nothing was frozen"))

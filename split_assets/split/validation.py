@@ -10,6 +10,8 @@ most (ties in seeded order).
 from __future__ import annotations
 
 import random
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from fractions import Fraction
 
 from split_assets.split.problem import SplitProblem
@@ -54,3 +56,29 @@ def max_validation_wrong(problem: SplitProblem, trainval: tuple[str, ...]) -> in
     """The most baseline-wrong questions any validation draw of this size can hold."""
     return most_wrong_in_validation((sum(not q.correct for q in problem.videos[v])
                                      for v in trainval), problem.n_validation)
+
+
+@dataclass(frozen=True)
+class PowerVerdict:
+    """The McNemar power check's verdict on a split: validation's baseline-wrong questions
+    against ``val_wrong_min`` (0: the check is off), and the most any draw of validation's size
+    from the same trainval could hold."""
+
+    val_wrong: int
+    needed: int
+    reachable: int
+    n_validation: int
+
+    @property
+    def passed(self) -> bool:
+        return self.val_wrong >= self.needed
+
+
+def power_verdict(problem: SplitProblem, videos: Mapping[str, Sequence[str]],
+                  needed: int) -> PowerVerdict:
+    """The verdict on the pools' ``videos`` (train, validation) of ``problem`` (the one
+    decision both the freeze and the ``mcnemar_power`` check make)."""
+    validation = videos["validation"]
+    val_wrong = sum(not q.correct for v in validation for q in problem.videos[v])
+    reachable = max_validation_wrong(problem, tuple(sorted([*videos["train"], *validation])))
+    return PowerVerdict(val_wrong, needed, reachable, len(validation))
