@@ -146,7 +146,7 @@ class Workspace:
                 f"materialize partition {current} (the launch dialog offers it), or restore the "
                 f"config that made {key}")
         view = Workspace(loaded=self.loaded)
-        for name in ("benchmark", "predictions", "_trees", "_traces", "_outcomes"):
+        for name in ("benchmark", "balance", "predictions", "_trees", "_traces", "_outcomes"):
             if name in self.__dict__:
                 view.__dict__[name] = self.__dict__[name]
         view.__dict__["fingerprint"] = Fingerprint(key, components)
@@ -161,10 +161,18 @@ class Workspace:
         vs = self.loaded.config.video_split
         benchmark = load_benchmark(self.loaded.paths.questions_dir, vs.difficulty_field)
         check_floor_keys(vs.floor_k, benchmark.task_types)
+        self.__dict__["balance"] = self._balance_of(benchmark)  # checked with the benchmark
+        return benchmark
+
+    @cached_property
+    def balance(self) -> dict[str, tuple[str, ...]]:
+        """Each question's values of the ``balance`` fields (checked with the benchmark)."""
+        return self._balance_of(self.benchmark)
+
+    def _balance_of(self, benchmark: Benchmark) -> dict[str, tuple[str, ...]]:
         from split_assets.split.inputs import balance_values
 
-        balance_values(benchmark, vs.balance)
-        return benchmark
+        return balance_values(benchmark, self.loaded.config.video_split.balance)
 
     @cached_property
     def predictions(self) -> list[CanonicalPrediction]:
@@ -288,7 +296,7 @@ class Workspace:
         if self._problem is None:
             from split_assets.split.inputs import split_problem
 
-            self._problem = split_problem(self.predictions, self.signal_rows(), self.benchmark,
+            self._problem = split_problem(self.predictions, self.signal_rows(), self.balance,
                                           self.loaded.config.video_split,
                                           str(self.loaded.paths.signals_db),
                                           self.fingerprint.key)

@@ -55,10 +55,11 @@ def balance_values(benchmark: Benchmark, fields: list[str]) -> dict[str, tuple[s
 
 
 def split_problem(preds: list[CanonicalPrediction], rows: list[SignalRow],
-                  benchmark: Benchmark, config: VideoSplitConfig, where: str,
+                  balance: dict[str, tuple[str, ...]], config: VideoSplitConfig, where: str,
                   fingerprint: str) -> SplitProblem:
-    questions = split_questions(preds, rows, balance_values(benchmark, config.balance),
-                                where=where, fingerprint=fingerprint)
+    """The split problem of the predictions joined with the signal rows; ``balance``: each
+    question's values of the balance fields (``balance_values``)."""
+    questions = split_questions(preds, rows, balance, where=where, fingerprint=fingerprint)
     return SplitProblem.from_config(questions, config)
 
 
