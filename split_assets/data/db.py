@@ -50,10 +50,10 @@ def utc_now() -> str:
     return _NOW[1]
 
 
-def _describe_sqlite(exc: sqlite3.Error, path: Path) -> str:
+def _describe_sqlite(exc: sqlite3.Error, path: Path, waited_s: float = BUSY_TIMEOUT_S) -> str:
     text = str(exc)
     if "locked" in text or "busy" in text:
-        return f"{text} (still locked after {BUSY_TIMEOUT_S:g} s)"
+        return f"{text} (still locked after {waited_s:g} s)"
     if "disk I/O error" in text or "full" in text:
         try:  # SQLite reports a full disk as an I/O error: say which
             stat = os.statvfs(path.parent)
@@ -65,12 +65,14 @@ def _describe_sqlite(exc: sqlite3.Error, path: Path) -> str:
 
 
 @contextmanager
-def sqlite_errors(path: Path, doing: str) -> Iterator[None]:
-    """Turn a SQLite error on the signal store into one line naming the file and the cause."""
+def sqlite_errors(path: Path, doing: str, waited_s: float = BUSY_TIMEOUT_S) -> Iterator[None]:
+    """Turn a SQLite error on the signal store into one line naming the file and the cause
+    (``waited_s``: how long a lock was waited for)."""
     try:
         yield
     except sqlite3.Error as exc:
-        raise UserError(f"cannot {doing} the signal store: {_describe_sqlite(exc, path)}",
+        raise UserError(f"cannot {doing} the signal store: "
+                        f"{_describe_sqlite(exc, path, waited_s)}",
                         f"paths.signals_db {path}",
                         "stop other programs using it, check the file's permissions and free "
                         "space, then run again (finished diagnoses are kept)") from None

@@ -204,6 +204,7 @@ class SignalStore(Leases, Telemetry):
                  timeout_s: float | None = None) -> None:
         self.path = path
         self.location = str(path)
+        self._busy_s = timeout_s or env_seconds("SPLIT_ASSETS_DB_TIMEOUT_S", BUSY_TIMEOUT_S, 0.1)
         if str(path) == ":memory:":
             self._conn = sqlite3.connect(":memory:")
             self._migrate()
@@ -222,16 +223,10 @@ class SignalStore(Leases, Telemetry):
         with sqlite_errors(path, "open"):
             if create:
                 path.parent.mkdir(parents=True, exist_ok=True)
-            self._conn = sqlite3.connect(path, timeout=timeout_s or env_seconds(
-                "SPLIT_ASSETS_DB_TIMEOUT_S", BUSY_TIMEOUT_S, 0.1))
+            self._conn = sqlite3.connect(path, timeout=self._busy_s)
         try:
-            with sqlite_errors(path, "open"):
-                if migrate:
-                    self._conn.execute("PRAGMA journal_mode=WAL")
-                    self._conn.execute("PRAGMA synchronous=NORMAL")
-                    self._migrate()
-                else:
-                    self._check_version()
+            with sqlite_errors(path, "open", self._busy_s):
+                self._prepare(migrate, time.monotonic() + self._busy_s)
         except UserError as exc:
             self._conn.close()
             if any(word in exc.what for word in ("disk", "readonly", "read-only", "full")):
@@ -244,6 +239,27 @@ class SignalStore(Leases, Telemetry):
         except BaseException:
             self._conn.close()
             raise
+
+    def _prepare(self, migrate: bool, deadline: float) -> None:
+        """WAL mode and the schema (or only the schema's version, read-only). Two runs opening
+        a new store at the same moment can deadlock on the journal-mode switch, where SQLite
+        answers "locked" at once instead of waiting: retried until ``deadline``."""
+        while True:
+            try:
+                if migrate:
+                    self._conn.execute("PRAGMA journal_mode=WAL")
+                    self._conn.execute("PRAGMA synchronous=NORMAL")
+                    self._migrate()
+                else:
+                    self._check_version()
+                return
+            except sqlite3.OperationalError as exc:
+                if not ("locked" in str(exc) or "busy" in str(exc)) \
+                        or time.monotonic() >= deadline:
+                    raise
+                if self._conn.in_transaction:
+                    self._conn.rollback()
+                time.sleep(0.02)
 
     def _check_version(self) -> int:
         version = int(self._conn.execute("PRAGMA user_version").fetchone()[0])
@@ -303,7 +319,7 @@ class SignalStore(Leases, Telemetry):
 
     def _errors(self, doing: str) -> AbstractContextManager[None]:
         """The engine's errors as one line naming the store."""
-        return sqlite_errors(self.path, doing)
+        return sqlite_errors(self.path, doing, self._busy_s)
 
     def _x(self, sql: str, params: Iterable[Any] = ()) -> Any:
         return self._conn.execute(sql, tuple(params))
