@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import asdict
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from split_assets.errors import RunFailure, SplitAssetsError, UserError, environment_error
 
@@ -132,12 +132,8 @@ def fingerprint(config: Path | None, register: bool = False,
     if diff:
         from split_assets.fingerprint import components_of, difference
 
-        def recorded(key: str) -> dict[str, Any] | None:
-            with ws.store(read_only=True) as store:
-                return store.fingerprint_components(key)
-
-        a, b = (components_of(ws.fingerprint, key, recorded, str(ws.loaded.paths.signals_db))
-                for key in diff)
+        a, b = (components_of(ws.fingerprint, key, ws.recorded_components,
+                              str(ws.loaded.paths.signals_db)) for key in diff)
         lines = difference(a, b)
         print("\n".join(lines) if lines else f"{diff[0]} and {diff[1]}: the same components")
         return 0

@@ -1,16 +1,13 @@
-"""The Workspace: one config file's world, built once per Dagster run or CLI command.
+"""The Workspace: one config file's run, built once per Dagster run or CLI command.
 
-It holds the validated config, the judge and its fingerprint, the paths of this split, and
-cached loaders for everything the pipeline reads: the benchmark and the baseline's canonical
-predictions (parsed once), the other runs' outcomes, the signal rows, the split problem and the
-frozen files. The assets, the checks and every command go through it; nothing else opens the
-benchmark, the harness db or the signal store. Nothing is cached beyond one run or command:
-the Dagster resource builds a new one for each run (``defs/resources.py``).
+It holds the validated config, the judge and its fingerprint, the paths of this split, the
+signal rows, the split problem and the frozen files; everything the config points at is read
+through its ``Inputs`` (``inputs.py``). Nothing is cached beyond one run or command: the Dagster
+resource builds a new one for each run (``defs/resources.py``).
 """
 
 from __future__ import annotations
 
-import difflib
 import json
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -19,11 +16,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from split_assets.config import LoadedConfig, load_config
-from split_assets.data.benchmark import Benchmark, load_benchmark
-from split_assets.data.harness import CanonicalPrediction, canonical_predictions
-from split_assets.data.outcomes import RunOutcomes, require_runs, run_outcomes
+from split_assets.data.benchmark import Benchmark
+from split_assets.data.harness import CanonicalPrediction
 from split_assets.data.signals import SignalRow, SignalStore
 from split_assets.errors import ConfigError, InputError
+from split_assets.inputs import Inputs
 from split_assets.split.layout import SplitFiles
 
 if TYPE_CHECKING:
@@ -146,9 +143,7 @@ class Workspace:
                 f"materialize partition {current} (the launch dialog offers it), or restore the "
                 f"config that made {key}")
         view = Workspace(loaded=self.loaded)
-        for name in ("benchmark", "balance", "predictions", "_trees", "_traces", "_outcomes"):
-            if name in self.__dict__:
-                view.__dict__[name] = self.__dict__[name]
+        view.__dict__["inputs"] = self.inputs  # the same inputs, read once
         view.__dict__["fingerprint"] = Fingerprint(key, components)
         view.__dict__["judge"] = _NoJudge(key, current)
         return view
@@ -156,83 +151,25 @@ class Workspace:
     # ---------------------------------------------------------------- inputs ------------
 
     @cached_property
+    def inputs(self) -> Inputs:
+        """The config's inputs (``inputs.py``), shared with every stale view of this config."""
+        return Inputs(self.loaded)
+
+    @property
     def benchmark(self) -> Benchmark:
-        """The benchmark, with floor_k keys and balance fields checked against it."""
-        vs = self.loaded.config.video_split
-        benchmark = load_benchmark(self.loaded.paths.questions_dir, vs.difficulty_field)
-        check_floor_keys(vs.floor_k, benchmark.task_types)
-        self.__dict__["balance"] = self._balance_of(benchmark)  # checked with the benchmark
-        return benchmark
+        return self.inputs.benchmark
 
-    @cached_property
+    @property
     def balance(self) -> dict[str, tuple[str, ...]]:
-        """Each question's values of the ``balance`` fields (checked with the benchmark)."""
-        return self._balance_of(self.benchmark)
+        return self.inputs.balance
 
-    def _balance_of(self, benchmark: Benchmark) -> dict[str, tuple[str, ...]]:
-        from split_assets.split.inputs import balance_values
-
-        return balance_values(benchmark, self.loaded.config.video_split.balance)
-
-    @cached_property
+    @property
     def predictions(self) -> list[CanonicalPrediction]:
-        """The baseline's canonical predictions, one per benchmark question."""
-        vs = self.loaded.config.video_split
-        return canonical_predictions(self.loaded.paths.harness_db, vs.baseline_run_id,
-                                     self.benchmark, vs.infra_stop_reasons,
-                                     vs.missing_predictions)
+        return self.inputs.predictions
 
-    def outcomes(self, run_id: str, role: str, where: str) -> RunOutcomes:
-        """Another run's outcome per question (``data/outcomes.py``: one rule for all)."""
-        return self._outcomes_of((run_id,), role, where)[run_id]
-
-    def _outcomes_of(self, runs: tuple[str, ...], role: str,
-                     where: str) -> dict[str, RunOutcomes]:
-        cache: dict[str, RunOutcomes] = self.__dict__.setdefault("_outcomes", {})
-        db = self.loaded.paths.harness_db
-        require_runs(db, [r for r in runs if r not in cache], role, where,
-                     f"import it: split-assets import predictions --jsonl FILE --run-id RUN "
-                     f"--workspace DIR (or remove it from {where})")
-        infra = self.loaded.config.video_split.infra_stop_reasons
-        for run in runs:
-            if run not in cache:
-                cache[run] = run_outcomes(db, run, self.benchmark, infra)
-        return {run: cache[run] for run in runs}
-
-    @cached_property
+    @property
     def reference_evidence(self) -> dict[str, tuple[bool | None, ...]]:
-        """Per question, one entry per ``diag.reference_runs`` run: True wrong, False correct,
-        None no evidence (not answered, or INFRA)."""
-        runs = tuple(self.loaded.config.diag.reference_runs)
-        if not runs:
-            return {}
-        per_run = [o.defect_evidence()
-                   for o in self._outcomes_of(runs, "reference", "diag.reference_runs").values()]
-        return {qid: tuple(e.get(qid) for e in per_run) for qid in self.benchmark.by_id}
-
-    def control_outcomes(self) -> dict[str, bool | None] | None:
-        """The control run's correctness per question, or None when no
-        ``evaluation.control_run`` is set or it is not in the harness db (yet)."""
-        from split_assets.data.harness import run_ids
-
-        run = self.loaded.config.evaluation.control_run
-        if run is None or run not in run_ids(self.loaded.paths.harness_db):
-            return None
-        return self.outcomes(run, "control", "evaluation.control_run").correct
-
-    def power_reruns(self) -> list[tuple[str, dict[str, bool | None]]]:
-        """The re-runs that show how answers move by chance (``evaluation/power.py``): the
-        control run if it is in the harness db, else each reference run, scored alike."""
-        from split_assets.evaluation.power import CONTROL
-
-        control = self.control_outcomes()
-        if control is not None:
-            return [(CONTROL, control)]
-        runs = tuple(self.loaded.config.diag.reference_runs)
-        if not runs:
-            return []
-        scored = self._outcomes_of(runs, "reference", "diag.reference_runs")
-        return [(f"reference run {i}", scored[run].correct) for i, run in enumerate(runs, 1)]
+        return self.inputs.reference_evidence
 
     # ---------------------------------------------------------------- signals -----------
 
@@ -246,6 +183,11 @@ class Workspace:
             yield store
         finally:
             store.close()
+
+    def recorded_components(self, key: str) -> dict[str, Any] | None:
+        """The fingerprint components the signal store recorded for ``key`` (None: never)."""
+        with self.store(read_only=True) as store:
+            return store.fingerprint_components(key)
 
     def signal_rows(self, required: bool = False) -> list[SignalRow]:
         """This partition's signal rows (read once until the next write through here);
@@ -317,14 +259,13 @@ class Workspace:
         from split_assets.data.store import load_tree, skills_digest
         from split_assets.lib.canonical import digest_of
 
-        parsed: dict[str, VideoTree] = self.__dict__.get("_trees", {})
         trees: dict[str, str] = {}
 
         def nodes_of(video: str) -> Iterable[str]:
             # a tree not parsed yet is parsed (checked) for its digest but not kept: at scale
             # the trees of every video would not fit beside the rest
-            tree = parsed[video] if video in parsed else load_tree(self.loaded.paths.store_dir,
-                                                                   video)
+            tree = self.inputs.parsed_tree(video) or load_tree(self.loaded.paths.store_dir,
+                                                               video)
             trees[video] = tree.digest
             return tree.nodes
 
@@ -336,31 +277,15 @@ class Workspace:
 
     # ---------------------------------------------------------------- judge context -----
 
-    @cached_property
+    @property
     def skills(self) -> list[Skill]:
-        from split_assets.data.store import load_skills
-
-        return load_skills(self.loaded.paths.store_dir, self.loaded.config.diag.skills_version)
+        return self.inputs.skills
 
     def tree(self, video_id: str) -> VideoTree:
-        """A video's tree, parsed on first use."""
-        from split_assets.data.store import load_tree
-
-        trees: dict[str, VideoTree] = self.__dict__.setdefault("_trees", {})
-        if video_id not in trees:
-            trees[video_id] = load_tree(self.loaded.paths.store_dir, video_id)
-        return trees[video_id]
+        return self.inputs.tree(video_id)
 
     def traces(self, question_ids: list[str]) -> dict[str, list[TraceStep]]:
-        """The baseline's traces of these questions (each read once)."""
-        from split_assets.data.harness import load_traces
-
-        cache: dict[str, list[TraceStep]] = self.__dict__.setdefault("_traces", {})
-        wanted = [q for q in question_ids if q not in cache]
-        if wanted:
-            found = load_traces(self.loaded.paths.harness_db, self.run_id, wanted)
-            cache.update((q, found.get(q, [])) for q in wanted)
-        return {q: cache[q] for q in question_ids}
+        return self.inputs.traces(question_ids)
 
     def config_snapshot(self) -> dict[str, Any]:
         """The config as run, paths relative to the config file's folder."""
@@ -385,17 +310,6 @@ class Workspace:
             raise InputError(f"{files.manifest.name} is not a manifest written by split-assets",
                              str(files.manifest), "restore it from the run that froze the split"
                              ) from None
-
-
-def check_floor_keys(floor_k: dict[str, int], task_types: list[str]) -> None:
-    """Every floor_k key must be a task type of the benchmark (a typo would silently floor 0)."""
-    for key in sorted(floor_k):
-        if key not in task_types:
-            close = difflib.get_close_matches(key, task_types, n=3, cutoff=0.4)
-            hint = (f"did you mean {' or '.join(repr(c) for c in close)}?" if close
-                    else f"task types are: {', '.join(task_types)}")
-            raise ConfigError(f"floor_k names task type {key!r}, which is not in the benchmark",
-                              "video_split.floor_k", hint)
 
 
 class _NoJudge:

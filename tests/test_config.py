@@ -9,7 +9,7 @@ import yaml
 
 from split_assets.config import load_config
 from split_assets.errors import ConfigError
-from split_assets.workspace import check_floor_keys
+from split_assets.inputs import check_floor_keys
 
 VALID = {
     "video_split": {"baseline_run_id": "r1", "n_trainval": 10, "epsilon": 0.05,

@@ -103,7 +103,7 @@ def frozen_pools(context: AssetExecutionContext,
     generated_at = context.run.tags.get(GENERATED_AT_TAG) or utc_now()
     vs = ws.loaded.config.video_split
     degraded = sorted(q.question_id for q in problem.questions if q.degraded)
-    power = pool_power(problem, frozen.videos, ws.power_reruns(),
+    power = pool_power(problem, frozen.videos, ws.inputs.power_reruns(),
                        ws.loaded.config.evaluation.discordance)
     doc = manifest(problem, frozen, generated_at=generated_at, split=ws.split_id,
                    fingerprint=ws.fingerprint.key,

@@ -134,7 +134,7 @@ def compare_runs(ws: Workspace, candidate: str, control: str | None,
                         f"freeze it again: split-assets run --config {ws.config_path} (move the "
                         "old split folder away first)")
     runs = [(candidate, "candidate")] + ([(control, "control")] if control is not None else [])
-    answered = {run: ws.outcomes(run, role, "--candidate" if role == "candidate"
+    answered = {run: ws.inputs.outcomes(run, role, "--candidate" if role == "candidate"
                                  else control_where).correct for run, role in runs}
     chosen, notes = _complete_pools(doc, pools, runs, answered, skip_incomplete)
     cand = {q: bool(v) for q, v in answered[candidate].items() if v is not None}

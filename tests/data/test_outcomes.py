@@ -36,20 +36,20 @@ def test_infra_counts_wrong_and_unanswered_has_no_outcome(small_workspace: Path)
     _copy_run(small_workspace, "ctrl", [empty, kept], drop)
     edit_config(small_workspace, evaluation={"control_run": "ctrl"})
     ws = Workspace.open(small_workspace)
-    outcomes = ws.outcomes("ctrl", "control", "evaluation.control_run")
+    outcomes = ws.inputs.outcomes("ctrl", "control", "evaluation.control_run")
     assert outcomes.correct[empty] is False and empty in outcomes.infra  # no letter: wrong
     assert outcomes.correct[kept] is True and kept not in outcomes.infra  # right: never INFRA
     assert outcomes.correct[drop] is None and drop not in outcomes.infra
     evidence = outcomes.defect_evidence()
     assert evidence[empty] is None and evidence[kept] is False  # a crash says nothing
     assert evidence[right[3]] is False
-    assert ws.control_outcomes() == outcomes.correct  # the power estimate scores it the same
+    assert ws.inputs.control_outcomes() == outcomes.correct  # the power estimate scores it the same
 
 
 def test_a_run_not_in_the_harness_db_is_one_line(small_workspace: Path) -> None:
     ws = Workspace.open(small_workspace)
     with pytest.raises(InputError, match=r"candidate run 'nope' not in the harness database"):
-        ws.outcomes("nope", "candidate", "--candidate")
+        ws.inputs.outcomes("nope", "candidate", "--candidate")
 
 
 def test_power_scores_every_rerun_alike(small_workspace: Path) -> None:
@@ -59,8 +59,9 @@ def test_power_scores_every_rerun_alike(small_workspace: Path) -> None:
     right = [p.question_id for p in ws.predictions if p.correct and not p.infra]
     _copy_run(small_workspace, "ref1", [right[0], right[1]], right[2])
     edit_config(small_workspace, diag={"reference_runs": ["ref1"]})
-    (name, scored), = Workspace.open(small_workspace).power_reruns()
+    (name, scored), = Workspace.open(small_workspace).inputs.power_reruns()
     assert name == "reference run 1"
     assert (scored[right[0]], scored[right[1]], scored[right[2]]) == (False, True, None)
     edit_config(small_workspace, evaluation={"control_run": "ref1"})
-    assert [n for n, _ in Workspace.open(small_workspace).power_reruns()] == ["the control run"]
+    reruns = Workspace.open(small_workspace).inputs.power_reruns()
+    assert [n for n, _ in reruns] == ["the control run"]

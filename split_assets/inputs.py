@@ -1,0 +1,160 @@
+"""``Inputs``: the only reader of what a workspace's config points at -- the benchmark, the
+harness db (the baseline's predictions and traces, other runs' outcomes), the trees and the
+skills. Each is read at most once and kept for the run or command; it knows no judge and no
+signal store, so a stale partition's view shares the very same object.
+
+Receives a ``LoadedConfig``; returns parsed, checked data (``Benchmark``, canonical
+predictions, trees, traces, outcomes). ``Workspace`` (one config's run) holds one."""
+
+from __future__ import annotations
+
+import difflib
+from functools import cached_property
+from typing import TYPE_CHECKING
+
+from split_assets.config import LoadedConfig
+from split_assets.data.benchmark import Benchmark, load_benchmark
+from split_assets.data.harness import CanonicalPrediction, canonical_predictions
+from split_assets.data.outcomes import RunOutcomes, require_runs, run_outcomes
+from split_assets.errors import ConfigError
+
+if TYPE_CHECKING:
+    from split_assets.data.harness import TraceStep
+    from split_assets.data.store import Skill, VideoTree
+
+
+class Inputs:
+    """The inputs of one loaded config, each parsed on first use."""
+
+    def __init__(self, loaded: LoadedConfig) -> None:
+        self.loaded = loaded
+        self._trees: dict[str, VideoTree] = {}
+        self._traces: dict[str, list[TraceStep]] = {}
+        self._outcomes: dict[str, RunOutcomes] = {}
+
+    @property
+    def run_id(self) -> str:
+        """The baseline run the split is made from."""
+        return self.loaded.config.video_split.baseline_run_id
+
+    @cached_property
+    def benchmark(self) -> Benchmark:
+        """The benchmark, with floor_k keys and balance fields checked against it."""
+        vs = self.loaded.config.video_split
+        benchmark = load_benchmark(self.loaded.paths.questions_dir, vs.difficulty_field)
+        check_floor_keys(vs.floor_k, benchmark.task_types)
+        self.__dict__["balance"] = self._balance_of(benchmark)  # checked with the benchmark
+        return benchmark
+
+    @cached_property
+    def balance(self) -> dict[str, tuple[str, ...]]:
+        """Each question's values of the ``balance`` fields (checked with the benchmark)."""
+        return self._balance_of(self.benchmark)
+
+    def _balance_of(self, benchmark: Benchmark) -> dict[str, tuple[str, ...]]:
+        from split_assets.split.inputs import balance_values
+
+        return balance_values(benchmark, self.loaded.config.video_split.balance)
+
+    @cached_property
+    def predictions(self) -> list[CanonicalPrediction]:
+        """The baseline's canonical predictions, one per benchmark question."""
+        vs = self.loaded.config.video_split
+        return canonical_predictions(self.loaded.paths.harness_db, vs.baseline_run_id,
+                                     self.benchmark, vs.infra_stop_reasons,
+                                     vs.missing_predictions)
+
+    # ---------------------------------------------------------------- other runs -------
+
+    def outcomes(self, run_id: str, role: str, where: str) -> RunOutcomes:
+        """Another run's outcome per question (``data/outcomes.py``: one rule for all)."""
+        return self.outcomes_of((run_id,), role, where)[run_id]
+
+    def outcomes_of(self, runs: tuple[str, ...], role: str,
+                    where: str) -> dict[str, RunOutcomes]:
+        """The outcomes of ``runs`` (``role``, named by config key ``where`` when missing)."""
+        cache, db = self._outcomes, self.loaded.paths.harness_db
+        require_runs(db, [r for r in runs if r not in cache], role, where,
+                     f"import it: split-assets import predictions --jsonl FILE --run-id RUN "
+                     f"--workspace DIR (or remove it from {where})")
+        infra = self.loaded.config.video_split.infra_stop_reasons
+        for run in runs:
+            if run not in cache:
+                cache[run] = run_outcomes(db, run, self.benchmark, infra)
+        return {run: cache[run] for run in runs}
+
+    @cached_property
+    def reference_evidence(self) -> dict[str, tuple[bool | None, ...]]:
+        """Per question, one entry per ``diag.reference_runs`` run: True wrong, False correct,
+        None no evidence (not answered, or INFRA)."""
+        runs = tuple(self.loaded.config.diag.reference_runs)
+        if not runs:
+            return {}
+        per_run = [o.defect_evidence()
+                   for o in self.outcomes_of(runs, "reference", "diag.reference_runs").values()]
+        return {qid: tuple(e.get(qid) for e in per_run) for qid in self.benchmark.by_id}
+
+    def control_outcomes(self) -> dict[str, bool | None] | None:
+        """The control run's correctness per question, or None when no
+        ``evaluation.control_run`` is set or it is not in the harness db (yet)."""
+        from split_assets.data.harness import run_ids
+
+        run = self.loaded.config.evaluation.control_run
+        if run is None or run not in run_ids(self.loaded.paths.harness_db):
+            return None
+        return self.outcomes(run, "control", "evaluation.control_run").correct
+
+    def power_reruns(self) -> list[tuple[str, dict[str, bool | None]]]:
+        """The re-runs that show how answers move by chance (``evaluation/power.py``): the
+        control run if it is in the harness db, else each reference run, scored alike."""
+        from split_assets.evaluation.power import CONTROL
+
+        control = self.control_outcomes()
+        if control is not None:
+            return [(CONTROL, control)]
+        runs = tuple(self.loaded.config.diag.reference_runs)
+        if not runs:
+            return []
+        scored = self.outcomes_of(runs, "reference", "diag.reference_runs")
+        return [(f"reference run {i}", scored[run].correct) for i, run in enumerate(runs, 1)]
+
+    # ---------------------------------------------------------------- judge context -----
+
+    @cached_property
+    def skills(self) -> list[Skill]:
+        from split_assets.data.store import load_skills
+
+        return load_skills(self.loaded.paths.store_dir, self.loaded.config.diag.skills_version)
+
+    def tree(self, video_id: str) -> VideoTree:
+        """A video's tree, parsed on first use."""
+        from split_assets.data.store import load_tree
+
+        if video_id not in self._trees:
+            self._trees[video_id] = load_tree(self.loaded.paths.store_dir, video_id)
+        return self._trees[video_id]
+
+    def parsed_tree(self, video_id: str) -> VideoTree | None:
+        """A video's tree if it was parsed already (else None: nothing is read)."""
+        return self._trees.get(video_id)
+
+    def traces(self, question_ids: list[str]) -> dict[str, list[TraceStep]]:
+        """The baseline's traces of these questions (each read once)."""
+        from split_assets.data.harness import load_traces
+
+        wanted = [q for q in question_ids if q not in self._traces]
+        if wanted:
+            found = load_traces(self.loaded.paths.harness_db, self.run_id, wanted)
+            self._traces.update((q, found.get(q, [])) for q in wanted)
+        return {q: self._traces[q] for q in question_ids}
+
+
+def check_floor_keys(floor_k: dict[str, int], task_types: list[str]) -> None:
+    """Every floor_k key must be a task type of the benchmark (a typo would silently floor 0)."""
+    for key in sorted(floor_k):
+        if key not in task_types:
+            close = difflib.get_close_matches(key, task_types, n=3, cutoff=0.4)
+            hint = (f"did you mean {' or '.join(repr(c) for c in close)}?" if close
+                    else f"task types are: {', '.join(task_types)}")
+            raise ConfigError(f"floor_k names task type {key!r}, which is not in the benchmark",
+                              "video_split.floor_k", hint)
