@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -21,14 +20,10 @@ from pathlib import Path
 
 import yaml
 
-CLI = Path(sys.executable).parent / "split-assets"
-GENERATED_AT = "2026-01-01T00:00:00Z"
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
 
-
-def _start(config: Path, home: Path) -> subprocess.Popen[str]:
-    return subprocess.Popen([str(CLI), "run", "--config", str(config), "--generated-at",
-                             GENERATED_AT], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, env=dict(os.environ, DAGSTER_HOME=str(home)))
+from helpers.runs import start_run as _start  # noqa: E402 - after the path it lives on
 
 
 def _finish(procs: dict[str, subprocess.Popen[str]]) -> dict[str, dict[str, str] | str]:
@@ -53,10 +48,15 @@ def _with_seed(template: Path, folder: Path, seed: int) -> Path:
 
 
 def _home(folder: Path) -> Path:
+    """A Dagster instance, created before any run starts (as the test's template is: two
+    processes creating a new instance's SQLite storage at once can leave it unloadable)."""
     from split_assets.defs.instance import DAGSTER_YAML
 
     folder.mkdir()
     (folder / "dagster.yaml").write_text(DAGSTER_YAML, encoding="utf-8")
+    subprocess.run([sys.executable, "-c", "from dagster import DagsterInstance; "
+                    "DagsterInstance.get().get_runs()"], check=True,
+                   env={"DAGSTER_HOME": str(folder), "PATH": ""})
     return folder
 
 

@@ -82,7 +82,7 @@ class Workspace:
 
     @property
     def run_id(self) -> str:
-        return self.loaded.config.video_split.baseline_run_id
+        return self.inputs.run_id
 
     @cached_property
     def split_id(self) -> str:

@@ -7,22 +7,12 @@ read the other's selection, and two runs of one workspace never read a half-writ
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 from conftest import edit_config
-
-CLI = Path(sys.executable).parent / "split-assets"
-GENERATED_AT = "2026-01-01T00:00:00Z"
-
-
-def _start(config: Path, home: Path) -> subprocess.Popen[str]:
-    return subprocess.Popen([str(CLI), "run", "--config", str(config), "--generated-at",
-                             GENERATED_AT], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, env=dict(os.environ, DAGSTER_HOME=str(home)))
+from helpers.runs import start_run as _start
 
 
 def _finish(procs: dict[str, subprocess.Popen[str]]) -> dict[str, dict[str, str]]:
