@@ -29,7 +29,7 @@ def main() -> None:
     from split_assets.demo import build_workspace
     from split_assets.diagnosis.plan import plan_diagnosis, wrong_to_diagnose
     from split_assets.diagnosis.runner import diagnose
-    from split_assets.workspace import Workspace
+    from split_assets.session import Session
 
     script = ROOT / "tests" / "helpers" / "llm_server.py"
     server = subprocess.Popen([sys.executable, str(script), "--port", "0", "--latency",
@@ -44,8 +44,8 @@ def main() -> None:
             config = yaml.safe_load(summary.config_path.read_text())
             config["diag"].update(judge="openai", model="bench-model", concurrency=CONCURRENCY)
             summary.config_path.write_text(yaml.safe_dump(config))
-            ws = Workspace.open(summary.config_path)
-            wrong = wrong_to_diagnose(ws.predictions)[:N_QUESTIONS]
+            ws = Session.open(summary.config_path)
+            wrong = wrong_to_diagnose(ws.inputs.predictions)[:N_QUESTIONS]
             subset = plan_diagnosis(wrong, set(), frozenset())
             print(f"diagnosing {len(wrong)} wrong answers, concurrency {CONCURRENCY}, "
                   f"server latency {LATENCY_S * 1000:.0f} ms", file=sys.stderr)
@@ -55,8 +55,9 @@ def main() -> None:
                 cpu0, wall0 = time.process_time(), time.perf_counter()
                 if profiler:
                     profiler.enable()
-                report = diagnose(ws, subset, store, progress=lambda line: print(
-                    line, file=sys.stderr), progress_every_s=5)
+                report = diagnose(ws.judge, ws.inputs, ws.partition, subset, store,
+                                  progress=lambda line: print(line, file=sys.stderr),
+                                  progress_every_s=5)
                 cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
                 if profiler:
                     profiler.disable()
@@ -66,7 +67,7 @@ def main() -> None:
             conn.commit()
             conn.close()
             with SignalStore(ws.loaded.paths.signals_db) as store:
-                warm = diagnose(ws, subset, store)
+                warm = diagnose(ws.judge, ws.inputs, ws.partition, subset, store)
             reference = plain_client_reference(ws, wrong)
     finally:
         server.terminate()
@@ -97,12 +98,13 @@ def plain_client_reference(ws, wrong) -> dict[str, float]:  # noqa: ANN001
 
     import openai
 
+    from split_assets.diagnosis.cases import CaseSource
     from split_assets.judge.prompts import load_templates
     from split_assets.judge.render import render_messages
 
     templates = load_templates(ws.loaded.paths.prompts_dir, ws.judge.required_templates())
     prompts = [render_messages(templates, c, ws.loaded.config.diag.context)
-               for c in ws.case_source(wrong).cases(wrong)]
+               for c in CaseSource(ws.inputs, wrong).cases(wrong)]
 
     async def run() -> float:
         client = openai.AsyncOpenAI(max_retries=0)

@@ -79,21 +79,22 @@ def main() -> None:
     parser.add_argument("--output", type=float, default=10.0, help="USD per 1M output tokens")
     args = parser.parse_args()
     from split_assets.demo import build_workspace
+    from split_assets.diagnosis.cases import CaseSource
     from split_assets.diagnosis.plan import wrong_to_diagnose
     from split_assets.judge.prompts import load_templates
     from split_assets.judge.render import render_messages, templates_for
-    from split_assets.workspace import Workspace
+    from split_assets.session import Session
 
     os.environ.setdefault("OPENAI_API_KEY", "bench-key")
     before = _old_render(args.against)
     prices = {"input": args.input, "output": args.output}
     with tempfile.TemporaryDirectory() as tmp:
         config = build_workspace(Path(tmp) / "ws").config_path
-        ws = Workspace.open(config)
+        ws = Session.open(config)
         diag = ws.loaded.config.diag
         templates = load_templates(ws.loaded.paths.prompts_dir, templates_for(diag.context))
-        wrong = wrong_to_diagnose(ws.predictions)
-        cases = list(ws.case_source(wrong).cases(wrong))
+        wrong = wrong_to_diagnose(ws.inputs.predictions)
+        cases = list(CaseSource(ws.inputs, wrong).cases(wrong))
         completion = diag.openai.max_tokens // 4
         now = measure([_flat(render_messages(templates, c, diag.context)) for c in cases],
                       completion, prices)

@@ -27,7 +27,7 @@ def main() -> None:
     from split_assets.cli import main as cli
     from split_assets.evaluation.agreement import Pair, kappa
     from split_assets.review.sample import draw
-    from split_assets.workspace import Workspace
+    from split_assets.session import Session
 
     with tempfile.TemporaryDirectory() as tmp:
         import os
@@ -38,7 +38,7 @@ def main() -> None:
 
         config = build_workspace(Path(tmp) / "ws").config_path
         assert cli(["run", "--config", str(config)]) == 0
-        rows = [r for r in Workspace.open(config).signal_rows() if not r.infra and not r.degraded]
+        rows = [r for r in Session.open(config).signal_rows() if not r.infra and not r.degraded]
     flip = {"T1": "T2", "T2": "T1"}
     results: dict[str, dict[str, float]] = {}
     for target in TARGETS:

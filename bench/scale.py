@@ -101,14 +101,15 @@ def make_workspace(tmp: Path, url: str) -> tuple[Path, int]:
     from conftest import edit_config
 
     from split_assets.demo import build_workspace
-    from split_assets.workspace import Workspace
+    from split_assets.diagnosis.plan import plan_for
+    from split_assets.session import Session
 
     summary = build_workspace(tmp / "ws", n_videos=N_VIDEOS, seed=5)
     config = edit_config(summary.config_path, paths={"signals_db": url}, diag={
         "judge": "openai", "model": "bench-model", "concurrency": CONCURRENCY})
-    ws = Workspace.open(config)
-    with ws.store() as store:  # creates the tables
-        questions = len(ws.diagnosis_plan(store).todo)
+    ws = Session.open(config)
+    with ws.partition.store() as store:  # creates the tables
+        questions = len(plan_for(ws.inputs.predictions, ws.partition, store).todo)
     return config, questions
 
 
@@ -225,7 +226,7 @@ def loading(url: str, sqlite_db: Path, run_id: str, fingerprint: str) -> dict[st
 def main() -> None:
     from helpers.postgres import postgres_server
 
-    from split_assets.workspace import Workspace
+    from split_assets.session import Session
 
     with tempfile.TemporaryDirectory() as name, postgres_server() as pg:
         tmp = Path(name)
@@ -236,8 +237,8 @@ def main() -> None:
             f"{CONCURRENCY} each, {LATENCY_S * 1000:.0f} ms a call")
         run = run_workers(config, url, questions, tmp)
         repairs = repair_calls(url)
-        ws = Workspace.open(config)
-        run_id, fingerprint = ws.run_id, ws.fingerprint.key
+        ws = Session.open(config)
+        run_id, fingerprint = ws.partition.run_id, ws.partition.key
         identical = single_sqlite_worker(config, url, tmp)
         load = loading(url, config.parent / "signals.db", run_id, fingerprint)
     calls = run["calls_main"] + run["resume_calls"]

@@ -14,22 +14,21 @@ from collections.abc import Sequence
 from dataclasses import asdict
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING
 
 from split_assets.errors import RunFailure, SplitAssetsError, UserError, environment_error
 
 if TYPE_CHECKING:
-    from split_assets.workspace import Workspace
-
-DEFAULT_DEMO_DIR = "demo-workspace"
+    from split_assets.session import Session
 
 
-def _workspace(config: Path | None) -> Workspace:
-    """The command's workspace (imported here, not at the top: this module loads in
+
+def _session(config: Path | None) -> Session:
+    """The command's session (imported here, not at the top: this module loads in
     milliseconds, so a Ctrl-C at any moment after the interpreter starts is one line)."""
-    from split_assets.workspace import Workspace
+    from split_assets.session import Session
 
-    return Workspace.open(config)
+    return Session.open(config)
 
 
 def _err(message: str) -> None:
@@ -52,16 +51,19 @@ def run(config: Path | None, dry_run: bool = False, generated_at: str | None = N
     """Validate, register the fingerprint partition and materialize every asset and check
     (``dry_run``: print the plan instead; call no judge, write nothing)."""
     from split_assets.defs.tags import ALLOW_DEGRADED_TAG, GENERATED_AT_TAG, NO_WAIT_TAG
-    from split_assets.diagnosis.plan import preflight
+    from split_assets.diagnosis.preflight import preflight
 
     generated_at = _check_generated_at(generated_at)
     if allow_degraded < 0:
         raise UserError(f"--allow-degraded {allow_degraded} is negative", "--allow-degraded",
                         "pass 0 or more")
-    ws = _workspace(config)
-    checked = preflight(ws, estimate=dry_run)  # before anything is paid for or written
+    s = _session(config)
+    partition = s.partition
+    assert s.judge is not None  # a command's session is the config's own
+    # before anything is paid for or written
+    checked = preflight(s.inputs, partition, s.judge, estimate=dry_run)
     if dry_run:
-        return _print(checked.lines(ws))
+        return _print(checked.lines(s.inputs.predictions, partition))
     from split_assets.defs.launch import run_split_job
 
     tags = {GENERATED_AT_TAG: generated_at} if generated_at else {}
@@ -69,13 +71,13 @@ def run(config: Path | None, dry_run: bool = False, generated_at: str | None = N
         tags[ALLOW_DEGRADED_TAG] = str(allow_degraded)
     if no_wait:
         tags[NO_WAIT_TAG] = "1"
-    run_split_job(ws, tags)
-    files = ws.files
-    evaluation = ([("evaluation", files.evaluation)] if ws.loaded.config.evaluation.candidates
+    run_split_job(s, tags)
+    files = partition.files
+    evaluation = ([("evaluation", files.evaluation)] if s.loaded.config.evaluation.candidates
                   and files.evaluation.is_file() else [])
-    return _print([("fingerprint", ws.fingerprint.key), ("split_id", ws.split_id),
+    return _print([("fingerprint", partition.key), ("split_id", partition.split_id),
                    ("pools", files.pools),
-                   ("pools_sha256", ws.frozen_manifest()["pools_sha256"]),
+                   ("pools_sha256", partition.frozen_manifest()["pools_sha256"]),
                    ("manifest", files.manifest), *evaluation])
 
 
@@ -91,12 +93,13 @@ def compare(candidate: str, control: str | None, config: Path | None,
     from split_assets.evaluation.report import compare_runs, text
     from split_assets.split.layout import EVALUATED_POOLS
 
-    ws = _workspace(config)
+    s = _session(config)
     where = "--control"
-    if control is None and ws.loaded.config.evaluation.control_run is not None:
-        control, where = ws.loaded.config.evaluation.control_run, "evaluation.control_run"
+    if control is None and s.loaded.config.evaluation.control_run is not None:
+        control, where = s.loaded.config.evaluation.control_run, "evaluation.control_run"
     chosen = tuple(p for p in EVALUATED_POOLS if p in (pools or EVALUATED_POOLS))
-    report = compare_runs(ws, candidate, control, chosen, control_where=where)
+    report = compare_runs(s.inputs, s.partition, candidate, control, chosen,
+                          control_where=where)
     print(json.dumps(report, indent=1, sort_keys=True) if as_json else text(report))
     return 0
 
@@ -113,39 +116,44 @@ def export_signals(pool: str, out: Path, config: Path | None) -> int:
     if out.is_dir():
         raise UserError(f"--out names a folder: {out}", "--out",
                         "name the JSONL file to write, e.g. train_signals.jsonl")
-    ws = _workspace(config)
-    doc = load_pools(ws)
+    partition = _session(config).partition
+    doc = load_pools(partition)
     train = set(doc["pools"]["train"])
-    rows = [r for r in ws.signal_rows(required=True) if r.question_id in train]
+    rows = [r for r in partition.rows(required=True) if r.question_id in train]
     lines = [json.dumps({**asdict(row), "pool": "train"}, sort_keys=True, ensure_ascii=False)
              for row in rows]
     atomic_write_bytes(out, ("\n".join(lines) + ("\n" if lines else "")).encode("utf-8"))
     print(f"wrote {len(lines)} diagnoses of the train pool ({len(doc['videos']['train'])} "
-          f"videos, split {doc['split_id']}, {ws.fingerprint.key}) to {out}")
+          f"videos, split {doc['split_id']}, {partition.key}) to {out}")
     return 0
 
 
 def fingerprint(config: Path | None, register: bool = False,
                 diff: list[str] | None = None) -> int:
     """Print the fingerprint key, then its components (``diff``: what differs between two)."""
-    ws = _workspace(config)
+    partition = _session(config).partition
+    own = partition.fingerprint
     if diff:
         from split_assets.fingerprint import components_of, difference
 
-        a, b = (components_of(ws.fingerprint, key, ws.recorded_components,
-                              str(ws.loaded.paths.signals_db)) for key in diff)
+        def recorded(key: str) -> dict | None:
+            with partition.store(read_only=True) as store:
+                return store.fingerprint_components(key)
+
+        a, b = (components_of(own, key, recorded, str(partition.loaded.paths.signals_db))
+                for key in diff)
         lines = difference(a, b)
         print("\n".join(lines) if lines else f"{diff[0]} and {diff[1]}: the same components")
         return 0
-    print(ws.fingerprint.key)
-    for name, value in ws.fingerprint.components.items():
+    print(own.key)
+    for name, value in own.components.items():
         shown = value if isinstance(value, str) else json.dumps(value, sort_keys=True)
         print(f"{name}={shown}")
     if register:
         from split_assets.defs.instance import get_instance, register_partition
 
-        new = register_partition(get_instance(), ws.fingerprint.key)
-        _err(f"partition {ws.fingerprint.key} {'registered' if new else 'already registered'}")
+        new = register_partition(get_instance(), own.key)
+        _err(f"partition {own.key} {'registered' if new else 'already registered'}")
     return 0
 
 
@@ -153,26 +161,28 @@ def agreement(a: str, b: str, config: Path | None) -> int:
     """``split-assets agreement``: kappa between two judges on the questions both diagnosed."""
     from split_assets.evaluation.judges import compare_fingerprints, text
 
-    print(text(compare_fingerprints(_workspace(config), a, b)))
+    print(text(compare_fingerprints(_session(config).partition, a, b)))
     return 0
 
 
 def review(args: argparse.Namespace) -> int:
     """``split-assets review export|import``: human labels for the judge's verdicts."""
-    ws = _workspace(args.config)
+    s = _session(args.config)
+    partition = s.partition
     if args.action == "export":
         from split_assets.review.sample import export_review, parse_stratify
 
-        written, strata = export_review(ws, args.n, parse_stratify(args.stratify), args.out,
+        written, strata = export_review(s.inputs, partition, args.n,
+                                        parse_stratify(args.stratify), args.out,
                                         args.show_judge, args.seed)
         print(f"wrote {written} answers to review ({strata} strata, "
-              f"{ws.fingerprint.key}) to {args.out}")
+              f"{partition.key}) to {args.out}")
         return 0
     from split_assets.review.labels import import_review
 
-    done = import_review(ws, args.csv, args.reviewer)
-    print(f"imported {done.labelled} labels of {args.reviewer} for run {ws.run_id} "
-          f"({done.unlabelled} rows left blank) into {ws.loaded.paths.signals_db}")
+    done = import_review(s.inputs, partition, args.csv, args.reviewer)
+    print(f"imported {done.labelled} labels of {args.reviewer} for run {partition.run_id} "
+          f"({done.unlabelled} rows left blank) into {partition.loaded.paths.signals_db}")
     return 0
 
 
@@ -181,7 +191,8 @@ def verify(pools_json: Path, config: Path | None, recompute: bool = False) -> in
     from split_assets.split.checking import check_pools_file, read_pools_file
 
     read_pools_file(pools_json)  # a wrong file is refused before the config is read
-    results = check_pools_file(_workspace(config), pools_json, recompute)
+    s = _session(config)
+    results = check_pools_file(s.inputs, s.partition, pools_json, recompute)
     for r in results:
         print(f"{'ok  ' if r.passed else 'FAIL'} {r.name}: {r.detail}")
     failed = [r.name for r in results if not r.passed]
@@ -222,173 +233,6 @@ def demo(directory: Path) -> int:
     _err(f"sample workspace: {summary.n_videos} videos, {summary.n_questions} questions, "
          f"baseline accuracy {summary.accuracy:.3f}, {summary.n_infra} INFRA, in {directory}")
     return run(summary.config_path)
-
-
-class _Parser(argparse.ArgumentParser):
-    """argparse with the project's one-line errors: a usage error (unknown argument, missing
-    required one, invalid choice or value) is ``error: <what> (<command>): see '<command>
-    --help'``, exit 2, without the usage block; ``--help`` is argparse's own."""
-
-    def error(self, message: str) -> NoReturn:
-        raise _usage_error(message, self.prog)
-
-    def parse_args(self, args: Sequence[str] | None = None,  # type: ignore[override]
-                   namespace: argparse.Namespace | None = None) -> argparse.Namespace:
-        parsed, extras = self.parse_known_args(args, namespace)
-        if extras:  # named at the deepest command given, which is the one that refused them
-            raise _usage_error(f"unrecognized arguments: {' '.join(extras)}",
-                               _command_parser(self, parsed).prog)
-        return parsed
-
-
-def _usage_error(message: str, prog: str) -> UserError:
-    return UserError(message, prog, f"see '{prog} --help'")
-
-
-def _command_parser(parser: argparse.ArgumentParser,
-                    parsed: argparse.Namespace) -> argparse.ArgumentParser:
-    """The parser of the deepest (sub)command named in ``parsed``."""
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            chosen = action.choices.get(getattr(parsed, action.dest, None) or "")
-            if chosen is not None:
-                return _command_parser(chosen, parsed)
-    return parser
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(
-        prog="split-assets",
-        description="Frozen, reproducible, outcome-driven train/validation/test splits.")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    config_help = "config file (default: $SPLIT_ASSETS_CONFIG or config/video_split.yaml)"
-
-    p = sub.add_parser("run", help="materialize every asset and check of the config's partition")
-    p.add_argument("--config", type=Path, help=config_help)
-    p.add_argument("--dry-run", action="store_true",
-                   help="validate config and inputs, print the plan; call no judge, write nothing")
-    p.add_argument("--generated-at", help="pin the manifest's generated_at (ISO 8601)")
-    p.add_argument("--allow-degraded", type=int, default=0, metavar="N",
-                   help="freeze even if at most N diagnoses stay degraded after the retry "
-                        "pass (listed in the manifest; default 0)")
-    p.add_argument("--no-wait", action="store_true",
-                   help="refuse at once when another run is diagnosing this partition, "
-                        "instead of sharing the work with it")
-
-    p = sub.add_parser("fingerprint", help="print the diagnosis fingerprint and its components")
-    p.add_argument("--config", type=Path, help=config_help)
-    p.add_argument("--register", action="store_true",
-                   help="also register it as a partition in the Dagster instance")
-    p.add_argument("--diff", nargs=2, metavar=("A", "B"),
-                   help="what differs between two fingerprints (the config's own, or any "
-                        "diagnosed with its signal store)")
-
-    p = sub.add_parser("verify", help="re-check a frozen pools.json against the config's "
-                                      "inputs (invariants, sizes, correctness)")
-    p.add_argument("pools_json", type=Path, metavar="POOLS_JSON")
-    p.add_argument("--config", type=Path, help=config_help)
-    p.add_argument("--recompute", action="store_true",
-                   help="also re-run the selection from the inputs and compare the bytes")
-
-    p = sub.add_parser("agreement", help="Cohen's kappa between two judges (fingerprints) on "
-                                         "the baseline's wrong answers both diagnosed")
-    p.add_argument("--a", required=True, metavar="FP1", help="a fingerprint (fp-...)")
-    p.add_argument("--b", required=True, metavar="FP2", help="another fingerprint")
-    p.add_argument("--config", type=Path, help=config_help)
-    _add_review_parsers(sub, config_help)
-    _add_run_data_parsers(sub, config_help)
-    return parser
-
-
-def _add_review_parsers(sub: argparse._SubParsersAction, config_help: str) -> None:
-    p = sub.add_parser("review", help="human review of the judge's verdicts: export a sample, "
-                                      "import the labels")
-    actions = p.add_subparsers(dest="action", required=True, metavar="ACTION")
-    k = actions.add_parser("export", help="write a seeded sample of diagnosed answers as CSV")
-    k.add_argument("--n", type=int, required=True, help="answers to sample")
-    k.add_argument("--stratify", metavar="FIELDS",
-                   help="spread the sample evenly over these fields' strata: a comma-separated "
-                        "subset of tier,task_type,error_type,difficulty (weights undo it)")
-    k.add_argument("--out", type=Path, required=True, help="the CSV file to write")
-    k.add_argument("--show-judge", action="store_true",
-                   help="include the judge's verdict (hidden by default: unbiased labels)")
-    k.add_argument("--seed", type=int, default=0, help="the sample's seed (default 0)")
-    k.add_argument("--config", type=Path, help=config_help)
-    k = actions.add_parser("import", help="store a reviewer's labels in the signal store")
-    k.add_argument("csv", type=Path, metavar="REVIEW_CSV")
-    k.add_argument("--reviewer", required=True, help="who labelled (e.g. alice)")
-    k.add_argument("--config", type=Path, help=config_help)
-
-
-def _add_run_data_parsers(sub: argparse._SubParsersAction, config_help: str) -> None:
-    """import, compare, export-signals, demo."""
-    p = sub.add_parser("import", help="import published results or predictions as a run")
-    kinds = p.add_subparsers(dest="kind", required=True, metavar="KIND")
-    k = kinds.add_parser("videomme", help="an official-layout results file (JSON list of videos)")
-    k.add_argument("--results", type=Path, required=True, help="the results JSON file")
-    _import_args(k)
-    k = kinds.add_parser("predictions",
-                         help="flat JSONL {question_id, response | prediction, stop_reason?}")
-    k.add_argument("--jsonl", type=Path, required=True, help="the predictions JSONL file")
-    _import_args(k)
-    _role_arg(k)
-    k = kinds.add_parser("lmms-eval", help="lmms-eval --log_samples output of a videomme task "
-                                           "(<date>_samples_<task>.jsonl)")
-    k.add_argument("--samples", type=Path, nargs="+", required=True, metavar="FILE",
-                   help="the samples JSONL file(s) of one run (several: e.g. --limit offsets)")
-    k.add_argument("--task", help="the task variant to import (videomme, videomme_w_subtitle, "
-                                  "...) when the files hold several")
-    _import_args(k)
-    _role_arg(k)
-    k = kinds.add_parser("vlmevalkit", help="VLMEvalKit's Video-MME prediction table "
-                                            "(.xlsx, .tsv or .csv)")
-    k.add_argument("--results", type=Path, required=True, help="the prediction table")
-    _import_args(k)
-    _role_arg(k)
-
-    p = sub.add_parser("compare", help="compare a candidate run with the baseline on the frozen "
-                                       "validation and test pools (McNemar)")
-    p.add_argument("--candidate", required=True, help="the candidate run id (in the harness db)")
-    p.add_argument("--control", help="a fresh re-run of the baseline agent (default: "
-                                     "evaluation.control_run)")
-    p.add_argument("--config", type=Path, help=config_help)
-    p.add_argument("--pool", action="append", choices=("validation", "test"),
-                   help="compare only this pool (repeatable; default both)")
-    p.add_argument("--json", action="store_true", help="print the report as JSON")
-
-    p = sub.add_parser("export-signals",
-                       help="write the train pool's diagnoses as JSONL (never validation/test)")
-    p.add_argument("--pool", default="train", help="train (the only pool allowed)")
-    p.add_argument("--out", type=Path, required=True, help="the JSONL file to write")
-    p.add_argument("--config", type=Path, help=config_help)
-
-    p = sub.add_parser("signals", help="manage the signal store")
-    actions = p.add_subparsers(dest="action", required=True, metavar="ACTION")
-    k = actions.add_parser("copy", help="copy the config's signal store (diagnoses, cache, "
-                                        "telemetry, review labels) into PostgreSQL")
-    k.add_argument("--to", required=True, metavar="URL",
-                   help="postgresql://user@host/database (no password: PGPASSWORD or ~/.pgpass)")
-    k.add_argument("--config", type=Path, help=config_help)
-
-    p = sub.add_parser("demo", help="build the sample workspace and run it")
-    p.add_argument("--dir", type=Path, default=Path(DEFAULT_DEMO_DIR),
-                   help=f"where to build it (default: {DEFAULT_DEMO_DIR}/)")
-
-
-def _role_arg(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--role", choices=("reference", "candidate", "control"),
-                        help="register the run in video_split.yaml as a reference run of the "
-                             "answer_only judge, an evaluation candidate, or the control run")
-
-
-def _import_args(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--run-id", required=True, help="the run id to store the answers under")
-    parser.add_argument("--workspace", type=Path, required=True,
-                        help="the workspace folder (created by the first import)")
-    parser.add_argument("--replace", action="store_true",
-                        help="overwrite a run id already present (and delete its signals)")
-    parser.add_argument("--partial", action="store_true",
-                        help="accept a run that answers only some benchmark questions")
 
 
 def import_run(args: argparse.Namespace) -> int:
@@ -440,6 +284,8 @@ def _main(argv: Sequence[str] | None) -> int:
     from split_assets.lib import interrupts
 
     try:
+        from split_assets.cli_parser import build_parser
+
         parser = build_parser()
         if "_ARGCOMPLETE" in os.environ:  # the shell asks for completions (README)
             import argcomplete
@@ -455,6 +301,12 @@ def _main(argv: Sequence[str] | None) -> int:
     except Exception as exc:
         if interrupts.seen() or interrupts.is_interrupt(exc):
             return _interrupted()
+        from split_assets.split.errors import SplitImpossible
+
+        if isinstance(exc, SplitImpossible):  # the split core's data, worded once
+            from split_assets.messages import worded
+
+            return _fail(worded(exc))
         mapped = environment_error(exc)
         if mapped is None:
             raise

@@ -8,7 +8,6 @@ key written twice in the YAML is an error rather than "the last one wins".
 
 from __future__ import annotations
 
-import difflib
 import os
 from dataclasses import dataclass
 from functools import cached_property
@@ -29,6 +28,12 @@ from pydantic import (
 from split_assets.data.signals_pg import check_store_url, is_store_url
 from split_assets.errors import ConfigError, UserError
 from split_assets.lib.files import read_utf8
+from split_assets.lib.strict_yaml import (
+    DuplicateKeyError,
+    UniqueKeyLoader,
+    describe_error,
+    unknown_keys,
+)
 from split_assets.split.sizes import validation_size
 
 DEFAULT_CONFIG_PATH = "config/video_split.yaml"
@@ -303,93 +308,19 @@ def config_path_from_env() -> Path:
     return Path(os.environ.get(CONFIG_ENV_VAR) or DEFAULT_CONFIG_PATH)
 
 
-def _unknown_keys(raw: Any, model: type[BaseModel], prefix: str) -> list[str]:
-    """Messages for keys the models do not know, each with the closest valid key."""
-    if not isinstance(raw, dict):
-        return []
-    messages: list[str] = []
-    fields = model.model_fields
-    for key in raw:
-        name = f"{prefix}{key}"
-        if key in getattr(model, "LEGACY_KEYS", ()):  # read by the model's own validator
-            continue
-        if key not in fields:
-            close = difflib.get_close_matches(str(key), list(fields), n=1, cutoff=0.5)
-            hint = f"did you mean '{prefix}{close[0]}'?" if close else (
-                f"valid keys are {', '.join(prefix + f for f in fields)}"
-            )
-            messages.append(f"unknown key '{name}': {hint}")
-            continue
-        annotation = fields[key].annotation
-        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-            messages.extend(_unknown_keys(raw[key], annotation, f"{name}."))
-    return messages
-
-
-class _DuplicateKeyError(yaml.YAMLError):
-    """A mapping of the config file holds the same key twice."""
-
-    def __init__(self, key: str, line: int, first_line: int) -> None:
-        super().__init__(f"duplicate key {key!r} on line {line}")
-        self.key = key
-        self.line = line
-        self.first_line = first_line
-
-
-class _UniqueKeyLoader(yaml.SafeLoader):
-    """``yaml.SafeLoader`` that refuses a key written twice in one mapping (PyYAML keeps the
-    last one silently). Keys brought in by a merge (``<<``) may still be overridden."""
-
-    def __init__(self, stream: Any) -> None:
-        super().__init__(stream)
-        self._prefixes: dict[int, str] = {}  # id(mapping node) -> its dotted path + "."
-
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-        if isinstance(node, yaml.MappingNode):
-            prefix = self._prefixes.get(id(node), "")
-            seen: dict[Any, int] = {}
-            for key_node, value_node in node.value:
-                if key_node.tag == "tag:yaml.org,2002:merge":
-                    continue
-                key = self.construct_object(key_node, deep=True)
-                try:
-                    hash(key)
-                except TypeError:
-                    continue  # the base constructor reports unhashable keys
-                self._prefixes[id(value_node)] = f"{prefix}{key}."
-                line = key_node.start_mark.line + 1
-                if key in seen:
-                    raise _DuplicateKeyError(f"{prefix}{key}", line, seen[key])
-                seen[key] = line
-        return super().construct_mapping(node, deep=deep)
-
-
-def _describe(error: dict[str, Any]) -> str:
-    loc = ".".join(str(part) for part in error["loc"])
-    if error["type"] == "missing":
-        return f"missing required key '{loc}'"
-    value = error.get("input")
-    msg = error["msg"].rstrip(".")
-    if error["type"] == "value_error":  # our own validators: the message says it all
-        msg = msg.removeprefix("Value error, ")
-        return f"'{loc}': {msg}" if loc else msg
-    shown = repr(value) if not isinstance(value, dict) else "a mapping"
-    return f"'{loc}': {msg} (got {shown})"
-
-
 def parse_config(raw: Any, path: Path) -> LoadedConfig:
     """Validate a parsed YAML document; raise ConfigError with every problem on one line."""
     where = str(path)
     if not isinstance(raw, dict):
         raise ConfigError("config file must be a YAML mapping with sections video_split, diag",
                           where, "see config/video_split.yaml for an example")
-    unknown = _unknown_keys(raw, SplitConfig, "")
+    unknown = unknown_keys(raw, SplitConfig, "")
     if unknown:
         raise ConfigError("; ".join(unknown), where, "fix the key names (README lists every key)")
     try:
         config = SplitConfig.model_validate(raw)
     except ValidationError as exc:
-        problems = "; ".join(_describe(e) for e in exc.errors())
+        problems = "; ".join(describe_error(e) for e in exc.errors())
         raise ConfigError(f"invalid config: {problems}", where,
                           "fix these keys (README 'Configuration' lists every key)") from None
     loaded = LoadedConfig(config=config, path=path.resolve())
@@ -439,8 +370,8 @@ def load_config(path: Path | str | None = None) -> LoadedConfig:
                           "pass --config PATH or set SPLIT_ASSETS_CONFIG to a video_split.yaml")
     text = read_utf8(path, "config", ConfigError, "save the file as UTF-8")
     try:
-        raw = yaml.load(text, Loader=_UniqueKeyLoader)  # a SafeLoader: no arbitrary objects
-    except _DuplicateKeyError as exc:
+        raw = yaml.load(text, Loader=UniqueKeyLoader)  # a SafeLoader: no arbitrary objects
+    except DuplicateKeyError as exc:
         raise ConfigError(f"duplicate key '{exc.key}' (line {exc.line}; first on line "
                           f"{exc.first_line})", f"{path}:{exc.line}",
                           "keep one of them: YAML would silently use the last") from None

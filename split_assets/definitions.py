@@ -16,7 +16,7 @@ from split_assets.defs.assets import (
     infra_t0_signals,
     trainval_selection,
 )
-from split_assets.defs.checks import judge_agreement, mcnemar_power, split_invariants
+from split_assets.defs.checks import judge_agreement
 from split_assets.defs.console_log import compact_console_logger
 from split_assets.defs.executors import chosen_executor
 from split_assets.defs.instance import DIAGNOSIS_TAG
@@ -24,7 +24,7 @@ from split_assets.defs.resources import build_resources
 from split_assets.defs.sensors import register_current_fingerprint
 
 if TYPE_CHECKING:
-    from split_assets.workspace import Workspace
+    from split_assets.session import Session
 
 SPLIT_JOB = "split_pipeline"
 
@@ -35,18 +35,18 @@ split_pipeline = define_asset_job(
 
 
 def make_definitions(config_path: Path | str | None = None,
-                     workspace: Workspace | None = None,
+                     session: Session | None = None,
                      executor: str | None = None) -> Definitions:
     """The code location over one config file (default: ``$SPLIT_ASSETS_CONFIG``), or over a
-    workspace a command already built (the CLI's in-process run); ``executor``: local (the
+    session a command already built (the CLI's in-process run); ``executor``: local (the
     default), celery or k8s (default: ``$SPLIT_ASSETS_EXECUTOR``, defs/executors.py)."""
     return Definitions(
         assets=[canonical_predictions, infra_t0_signals, diagnosis_signals, trainval_selection,
                 frozen_pools, candidate_evaluation],
-        asset_checks=[split_invariants, mcnemar_power, judge_agreement],
+        asset_checks=[judge_agreement],
         jobs=[split_pipeline],
         sensors=[register_current_fingerprint],
-        resources=build_resources(config_path, workspace),
+        resources=build_resources(config_path, session),
         executor=chosen_executor(executor),
         loggers={"console": compact_console_logger},
     )

@@ -4,11 +4,14 @@ skills. Each is read at most once and kept for the run or command; it knows no j
 signal store, so a stale partition's view shares the very same object.
 
 Receives a ``LoadedConfig``; returns parsed, checked data (``Benchmark``, canonical
-predictions, trees, traces, outcomes). ``Workspace`` (one config's run) holds one."""
+predictions, trees, traces, outcomes), and, given a partition's signal rows, the split
+problem and the digests of what it consumed. The shell's ``Session`` holds one; core functions
+receive it when they read inputs."""
 
 from __future__ import annotations
 
 import difflib
+from collections.abc import Iterable
 from functools import cached_property
 from typing import TYPE_CHECKING
 
@@ -20,7 +23,10 @@ from split_assets.errors import ConfigError
 
 if TYPE_CHECKING:
     from split_assets.data.harness import TraceStep
+    from split_assets.data.signals import SignalRow
     from split_assets.data.store import Skill, VideoTree
+    from split_assets.fingerprint import Fingerprint
+    from split_assets.split.problem import SplitProblem
 
 
 class Inputs:
@@ -31,6 +37,7 @@ class Inputs:
         self._trees: dict[str, VideoTree] = {}
         self._traces: dict[str, list[TraceStep]] = {}
         self._outcomes: dict[str, RunOutcomes] = {}
+        self._context_digests: dict[tuple[tuple[str, str], ...], dict[str, str]] = {}
 
     @property
     def run_id(self) -> str:
@@ -147,6 +154,54 @@ class Inputs:
             found = load_traces(self.loaded.paths.harness_db, self.run_id, wanted)
             self._traces.update((q, found.get(q, [])) for q in wanted)
         return {q: self._traces[q] for q in question_ids}
+
+
+    # ---------------------------------------------------------------- the split's view ----
+
+    def split_problem(self, rows: list[SignalRow], fingerprint: str) -> SplitProblem:
+        """The split problem of the baseline's predictions joined with ``rows`` (the signal
+        rows of partition ``fingerprint``)."""
+        from split_assets.split.inputs import split_problem
+
+        return split_problem(self.predictions, rows, self.balance,
+                             self.loaded.config.video_split, str(self.loaded.paths.signals_db),
+                             fingerprint)
+
+    def input_digests(self, rows: list[SignalRow], fingerprint: Fingerprint) -> dict[str, str]:
+        """Digests of the inputs a split of ``rows`` consumed, none depending on file or row
+        order; in ``full`` context (the partition's judge) also the skills, trees and traces
+        the judge read."""
+        from split_assets.split.inputs import input_digests
+
+        full = fingerprint.components["context"] == "full"
+        return input_digests(self.benchmark, self.predictions, rows,
+                             self.context_digests if full else None)
+
+    def context_digests(self, questions: Iterable[tuple[str, str]]) -> dict[str, str]:
+        """Skills, trees and traces the judge read for these (question, video) pairs (kept
+        per set of pairs: they depend on the inputs only)."""
+        from split_assets.data.harness import trace_digests
+        from split_assets.data.store import load_tree, skills_digest
+        from split_assets.lib.canonical import digest_of
+
+        pairs = tuple(questions)
+        if pairs in self._context_digests:
+            return self._context_digests[pairs]
+        trees: dict[str, str] = {}
+
+        def nodes_of(video: str) -> Iterable[str]:
+            # a tree not parsed yet is parsed (checked) for its digest but not kept: at scale
+            # the trees of every video would not fit beside the rest
+            tree = self.parsed_tree(video) or load_tree(self.loaded.paths.store_dir, video)
+            trees[video] = tree.digest
+            return tree.nodes
+
+        traces = trace_digests(self.loaded.paths.harness_db, self.run_id, list(pairs), nodes_of,
+                               self.loaded.config.diag.rules.open_tool)
+        digests = {"skills": skills_digest(self.skills), "trees": digest_of(trees),
+                   "traces": digest_of(traces)}
+        self._context_digests[pairs] = digests
+        return digests
 
 
 def check_floor_keys(floor_k: dict[str, int], task_types: list[str]) -> None:

@@ -83,9 +83,9 @@ def test_materialize_through_graphql_as_the_button_does(
 
 
 def _fingerprint(config: Path) -> str:
-    from split_assets.workspace import Workspace
+    from split_assets.session import Session
 
-    return Workspace.open(config).fingerprint.key
+    return Session.open(config).partition.key
 
 
 def _until(page, what: str, ok: Callable[[], bool], shots: Path, timeout_s: float = 120) -> None:

@@ -150,3 +150,44 @@ def save_document(path: Path, doc: CommentedMap) -> None:
     out = io.StringIO()
     round_trip_yaml(text).dump(doc, out)
     atomic_write_bytes(path, out.getvalue().encode("utf-8"))
+
+
+def load_workspace_config(path: Path) -> CommentedMap:
+    """The workspace's config, round-trip loaded (comments kept); errors name the file."""
+    doc = load_document(path, "nothing was imported")
+    if not isinstance(doc, CommentedMap):
+        raise ConfigError("config file is not a YAML mapping", str(path),
+                          "fix the file or import into a new workspace (nothing was imported)")
+    for name in ("video_split", "diag", "evaluation"):
+        if doc.get(name) is not None and not isinstance(doc[name], CommentedMap):
+            raise ConfigError(f"section '{name}' is not a mapping", str(path),
+                              "fix the file (nothing was imported)")
+    for section, key in (("diag", "reference_runs"), ("evaluation", "candidates")):
+        value = (doc.get(section) or {}).get(key)
+        if value is not None and not isinstance(value, CommentedSeq):
+            raise ConfigError(f"'{section}.{key}' is not a list", str(path),
+                              "write it as a YAML list, e.g. [run-a, run-b] (nothing was "
+                              "imported)")
+    return doc
+
+
+def section_of(doc: CommentedMap, name: str) -> CommentedMap:
+    section = doc.get(name)
+    if section is None:
+        section = doc[name] = CommentedMap()
+    return section
+
+
+def append_run(section: CommentedMap, key: str, run_id: str) -> bool:
+    """Append the run to the list ``section[key]`` (created if absent); False if listed."""
+    runs = section.get(key)
+    run_id = Inserted(run_id)
+    if runs is None:
+        section[key] = CommentedSeq([run_id])
+        return True
+    if run_id in runs:
+        return False
+    if not runs and runs.fa.flow_style() is None:
+        runs.fa.set_flow_style()  # it was written [] (an empty list can only be): keep [x]
+    runs.append(run_id)
+    return True

@@ -36,7 +36,6 @@ from pathlib import Path
 from typing import Any
 
 from split_assets.data.benchmark import Benchmark, load_benchmark, read_benchmark_files
-from split_assets.data.harness import extract_letter
 from split_assets.data.importers import (
     BENCHMARK_FILE,
     ImportSummary,
@@ -45,6 +44,7 @@ from split_assets.data.importers import (
     _check_workspace,
     finish_import,
 )
+from split_assets.data.letters import extract_letter
 from split_assets.errors import InputError, UserError
 
 LMMS_METRIC = "videomme_perception_score"

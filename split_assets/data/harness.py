@@ -5,7 +5,6 @@ traces."""
 from __future__ import annotations
 
 import json
-import re
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -16,28 +15,11 @@ from typing import Any
 import orjson
 
 from split_assets.data.benchmark import Benchmark
+from split_assets.data.letters import extract_letter
 from split_assets.errors import InputError
 from split_assets.lib.canonical import digest_of, digest_of_list
 
-# Video-MME's own scorer removes these phrases before looking for a letter.
-_ANSWER_PREFIXES = (
-    "The best answer is", "The correct answer is", "The answer is", "The answer",
-    "The best option is", "The correct option is", "Best answer:", "Best option:",
-)
-_LETTER = re.compile(r"[ABCD]")
 TRACE_KINDS = ("thought", "tool_call", "observation", "answer")
-
-
-def extract_letter(raw_response: str | None, prediction: str | None = None) -> str:
-    """The option letter of a response, exactly as Video-MME's scorer extracts it ('' if none)."""
-    text = raw_response if raw_response else (prediction or "")
-    text = text.strip()
-    for prefix in _ANSWER_PREFIXES:
-        text = text.replace(prefix, "")
-    found = _LETTER.search(text)
-    if len(text.split()) > 10 and found is None:
-        return ""
-    return found.group(0) if found else ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -222,6 +204,11 @@ def _attempt(value: Any, run_id: str, question_id: str) -> int:
                      "store attempt as an integer (1, 2, ...)")
 
 
+def wrong_to_diagnose(preds: Iterable[CanonicalPrediction]) -> list[CanonicalPrediction]:
+    """Wrong, non-INFRA answers: the ones the judge sees (the rule, decided here once)."""
+    return [p for p in preds if not p.correct and not p.infra]
+
+
 def canonical_predictions(db: Path, run_id: str, benchmark: Benchmark,
                           infra_stop_reasons: Iterable[str],
                           missing_policy: str = "error") -> list[CanonicalPrediction]:
@@ -265,21 +252,22 @@ def canonical_predictions(db: Path, run_id: str, benchmark: Benchmark,
                          f"{run_id!r} (e.g. {', '.join(missing[:5])})", "video_split",
                          "complete the run, or set missing_predictions: infra to count them as "
                          "INFRA (T0)")
-    out: list[CanonicalPrediction] = []
-    for q in benchmark.questions:
-        row = best.get(q.question_id)
-        if row is None:
-            out.append(CanonicalPrediction(q.question_id, q.video_id, q.task_type, q.difficulty,
-                                           q.answer, "", False, True, None, True, None, None))
-            continue
-        letter = extract_letter(row[2], row[1])
-        correct = letter == q.answer
-        stop = row[3]
-        infra = not correct and (letter == "" or stop in infra_reasons)
-        out.append(CanonicalPrediction(q.question_id, q.video_id, q.task_type, q.difficulty,
-                                       q.answer, letter, correct, infra, stop, False, row[6],
-                                       row[2] if row[2] is not None else row[1]))
-    return out
+    return [_canonical(q, best.get(q.question_id), infra_reasons) for q in benchmark.questions]
+
+
+def _canonical(q: Any, row: tuple[Any, ...] | None,
+               infra_reasons: set[str]) -> CanonicalPrediction:
+    """A benchmark question's canonical prediction from its chosen row (None: missing)."""
+    if row is None:
+        return CanonicalPrediction(q.question_id, q.video_id, q.task_type, q.difficulty,
+                                   q.answer, "", False, True, None, True, None, None)
+    letter = extract_letter(row[2], row[1])
+    correct = letter == q.answer
+    stop = row[3]
+    infra = not correct and (letter == "" or stop in infra_reasons)
+    return CanonicalPrediction(q.question_id, q.video_id, q.task_type, q.difficulty, q.answer,
+                               letter, correct, infra, stop, False, row[6],
+                               row[2] if row[2] is not None else row[1])
 
 
 def predictions_digest(preds: list[CanonicalPrediction]) -> str:

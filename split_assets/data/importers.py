@@ -29,20 +29,23 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.comments import CommentedMap
 
 from split_assets.data.benchmark import Benchmark, load_benchmark, read_benchmark_files
 from split_assets.data.config_file import (
     CONFIG_FILE,
     Inserted,
-    load_document,
+    append_run,
+    load_workspace_config,
     new_document,
     save_document,
+    section_of,
 )
 from split_assets.data.db import utc_now
-from split_assets.data.harness import create_tables, extract_letter, insert_predictions, run_ids
-from split_assets.data.signals_pg import PgSignalStore, is_store_url, open_store
-from split_assets.errors import ConfigError, InputError, UserError
+from split_assets.data.harness import create_tables, insert_predictions, run_ids
+from split_assets.data.letters import extract_letter
+from split_assets.data.signals_pg import delete_run_signals, is_store_url
+from split_assets.errors import InputError, UserError
 from split_assets.lib.canonical import atomic_write_bytes
 from split_assets.split.sizes import validation_size
 
@@ -197,21 +200,7 @@ def finish_import(source: Path, run_id: str, workspace: Path, answers: dict[str,
     run and the config written. The first import makes the run the baseline; a later one is
     registered as ``role`` (else ``default_role``; None: not registered)."""
     bench_path = workspace / BENCHMARK_FILE
-    first = not bench_path.is_file()
-    if first:
-        if built is None:
-            raise UserError(f"no benchmark in {workspace} ({BENCHMARK_FILE})", "--workspace",
-                            "import the baseline first from a file that carries the questions "
-                            "(split-assets import videomme, or lmms-eval samples with docs)")
-        if (workspace / HARNESS_DB).exists():
-            raise UserError(f"{workspace / HARNESS_DB} exists but {BENCHMARK_FILE} does not",
-                            str(workspace), "import into an empty folder or a workspace made "
-                                            "by 'split-assets import'")
-        benchmark = built[0]
-    else:
-        benchmark = load_benchmark(bench_path.parent)
-        if built is not None:
-            _check_matches(benchmark, built[0], source)
+    benchmark, first = _import_benchmark(workspace, source, built)
     unknown = sorted(set(answers) - set(benchmark.by_id))
     if unknown:
         raise InputError(f"{len(unknown)} of {len(answers)} question ids are not in the "
@@ -224,7 +213,7 @@ def finish_import(source: Path, run_id: str, workspace: Path, answers: dict[str,
         raise UserError(f"no {CONFIG_FILE} in {workspace} to register the run in",
                         "--role", "import the baseline with 'split-assets import'")
     _check_run_free(workspace, run_id, replace)
-    doc = _load_config_doc(config) if register is not None and config.exists() else None
+    doc = load_workspace_config(config) if register is not None and config.exists() else None
     summary = ImportSummary(run_id, len(benchmark.by_id), 0, workspace)
     if first and built is not None:  # everything checked: write
         atomic_write_bytes(bench_path, built[1])
@@ -242,6 +231,27 @@ def finish_import(source: Path, run_id: str, workspace: Path, answers: dict[str,
         summary.notes.append(f"no {CONFIG_FILE} in {workspace}: {run_id} is not registered "
                              f"as a {register} run (add it to the config by hand)")
     return summary
+
+
+def _import_benchmark(workspace: Path, source: Path,
+                      built: tuple[Benchmark, bytes] | None) -> tuple[Benchmark, bool]:
+    """The benchmark an import checks against, and whether this is the workspace's first
+    import: the source's own (first import), else the workspace's, which it must match."""
+    bench_path = workspace / BENCHMARK_FILE
+    if bench_path.is_file():
+        benchmark = load_benchmark(bench_path.parent)
+        if built is not None:
+            _check_matches(benchmark, built[0], source)
+        return benchmark, False
+    if built is None:
+        raise UserError(f"no benchmark in {workspace} ({BENCHMARK_FILE})", "--workspace",
+                        "import the baseline first from a file that carries the questions "
+                        "(split-assets import videomme, or lmms-eval samples with docs)")
+    if (workspace / HARNESS_DB).exists():
+        raise UserError(f"{workspace / HARNESS_DB} exists but {BENCHMARK_FILE} does not",
+                        str(workspace), "import into an empty folder or a workspace made "
+                                        "by 'split-assets import'")
+    return built[0], True
 
 
 def _check_run_id(run_id: str) -> None:
@@ -319,20 +329,10 @@ def _signals_path(workspace: Path) -> Path | str:
 
 
 def _delete_signals(signals: Path | str, run_id: str, summary: ImportSummary) -> None:
-    """Delete the run's signal rows and leases through the signal store (nothing to do when the
-    store does not exist yet); refused with one line when the store cannot be written."""
-    exists = (PgSignalStore.has_tables(str(signals)) if is_store_url(signals)
-              else Path(signals).is_file())
-    if not exists:
-        return
-    try:
-        with open_store(signals, timeout_s=5) as store:
-            gone = store.delete_run(run_id)
-    except UserError as exc:
-        raise UserError(f"could not delete the signals of run {run_id!r}: {exc.what}",
-                        str(signals), "stop the run using the signal store, then import again "
-                                      "(nothing was changed)") from None
-    summary.notes.append(f"deleted {gone} signal row(s) of {run_id}")
+    """Delete the run's signal rows and leases (nothing to do when there is no store yet)."""
+    gone = delete_run_signals(signals, run_id)
+    if gone is not None:
+        summary.notes.append(f"deleted {gone} signal row(s) of {run_id}")
 
 
 def _new_config(benchmark: Benchmark, run_id: str,
@@ -372,47 +372,6 @@ _HEADER = ("written by 'split-assets import'; README \"Importing published resul
            "and the evaluation runs.")
 
 
-def _load_config_doc(path: Path) -> CommentedMap:
-    """The workspace's config, round-trip loaded (comments kept); errors name the file."""
-    doc = load_document(path, "nothing was imported")
-    if not isinstance(doc, CommentedMap):
-        raise ConfigError("config file is not a YAML mapping", str(path),
-                          "fix the file or import into a new workspace (nothing was imported)")
-    for name in ("video_split", "diag", "evaluation"):
-        if doc.get(name) is not None and not isinstance(doc[name], CommentedMap):
-            raise ConfigError(f"section '{name}' is not a mapping", str(path),
-                              "fix the file (nothing was imported)")
-    for section, key in (("diag", "reference_runs"), ("evaluation", "candidates")):
-        value = (doc.get(section) or {}).get(key)
-        if value is not None and not isinstance(value, CommentedSeq):
-            raise ConfigError(f"'{section}.{key}' is not a list", str(path),
-                              "write it as a YAML list, e.g. [run-a, run-b] (nothing was "
-                              "imported)")
-    return doc
-
-
-def _section(doc: CommentedMap, name: str) -> CommentedMap:
-    section = doc.get(name)
-    if section is None:
-        section = doc[name] = CommentedMap()
-    return section
-
-
-def _append(section: CommentedMap, key: str, run_id: str) -> bool:
-    """Append the run to the list ``section[key]`` (created if absent); False if listed."""
-    runs = section.get(key)
-    run_id = Inserted(run_id)
-    if runs is None:
-        section[key] = CommentedSeq([run_id])
-        return True
-    if run_id in runs:
-        return False
-    if not runs and runs.fa.flow_style() is None:
-        runs.fa.set_flow_style()  # it was written [] (an empty list can only be): keep [x]
-    runs.append(run_id)
-    return True
-
-
 def _register(doc: CommentedMap, config: Path, run_id: str, role: str,
               summary: ImportSummary) -> bool:
     """Add the run to the config document: a reference run, a candidate, or the control run.
@@ -422,14 +381,14 @@ def _register(doc: CommentedMap, config: Path, run_id: str, role: str,
         summary.notes.append(f"{run_id} is the baseline of {config.name}: config unchanged")
         return False
     if role == "reference":
-        if not _append(_section(doc, "diag"), "reference_runs", run_id):
+        if not append_run(section_of(doc, "diag"), "reference_runs", run_id):
             return False
         summary.notes.append(f"added {run_id} to diag.reference_runs in {config}")
     elif role == "candidate":
-        if not _append(_section(doc, "evaluation"), "candidates", run_id):
+        if not append_run(section_of(doc, "evaluation"), "candidates", run_id):
             return False
         summary.notes.append(f"added {run_id} to evaluation.candidates in {config}")
     else:
-        _section(doc, "evaluation")["control_run"] = Inserted(run_id)
+        section_of(doc, "evaluation")["control_run"] = Inserted(run_id)
         summary.notes.append(f"set evaluation.control_run: {run_id} in {config}")
     return True

@@ -19,7 +19,6 @@ model) is redacted of the credentials the environment configures (``lib/redact.p
 
 from __future__ import annotations
 
-import json
 import sqlite3
 import time
 from collections.abc import Iterable, Iterator
@@ -37,89 +36,20 @@ from split_assets.data.db import (
     utc_now,
 )
 from split_assets.data.leases import LeaseOwner, Leases
+from split_assets.data.records import LABEL_COLUMNS, Records, ReviewLabel
+from split_assets.data.schema import (
+    SCHEMA,
+    SCHEMA_VERSION,
+    migrate_sqlite,
+    prepare_sqlite,
+    upsert_sql,
+)
 from split_assets.data.telemetry import Telemetry
 from split_assets.errors import UserError
 from split_assets.lib.redact import environment_redactor
 
-SCHEMA_VERSION = 4  # 1 was the first release, which did not stamp a version (user_version 0)
-
-
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS signals (
-    question_id TEXT NOT NULL,
-    baseline_run_id TEXT NOT NULL,
-    diag_fingerprint TEXT NOT NULL,
-    video_id TEXT NOT NULL,
-    task_type TEXT NOT NULL,
-    tier TEXT NOT NULL CHECK (tier IN ('T0', 'T1', 'T2')),
-    error_type TEXT,
-    cause_category TEXT,
-    evolution_target TEXT,
-    degraded INTEGER NOT NULL DEFAULT 0,
-    infra INTEGER NOT NULL DEFAULT 0,
-    session_id TEXT,
-    rationale TEXT,
-    confidence REAL,
-    reported_model TEXT,
-    prompt_tokens INTEGER NOT NULL DEFAULT 0,
-    completion_tokens INTEGER NOT NULL DEFAULT 0,
-    latency_ms REAL NOT NULL DEFAULT 0,
-    created_at TEXT NOT NULL,
-    updated_at REAL NOT NULL DEFAULT 0,
-    PRIMARY KEY (question_id, baseline_run_id, diag_fingerprint)
-);
-CREATE TABLE IF NOT EXISTS llm_cache (
-    key TEXT PRIMARY KEY,
-    response TEXT NOT NULL,
-    created_at TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS llm_calls (
-    diag_fingerprint TEXT NOT NULL,
-    question_id TEXT NOT NULL,
-    attempt INTEGER NOT NULL,
-    status TEXT NOT NULL,
-    latency_ms REAL NOT NULL,
-    prompt_tokens INTEGER NOT NULL DEFAULT 0,
-    completion_tokens INTEGER NOT NULL DEFAULT 0,
-    cache_hit INTEGER NOT NULL DEFAULT 0,
-    reported_model TEXT,
-    created_at TEXT NOT NULL,
-    cached_tokens INTEGER NOT NULL DEFAULT 0
-);
-CREATE INDEX IF NOT EXISTS llm_calls_fp ON llm_calls (diag_fingerprint);
-CREATE TABLE IF NOT EXISTS leases (
-    baseline_run_id TEXT NOT NULL,
-    diag_fingerprint TEXT NOT NULL,
-    question_id TEXT NOT NULL,
-    owner TEXT NOT NULL,
-    host TEXT NOT NULL,
-    pid INTEGER NOT NULL,
-    expires_at REAL NOT NULL,
-    heartbeat_at REAL NOT NULL,
-    PRIMARY KEY (baseline_run_id, diag_fingerprint, question_id)
-);
-CREATE INDEX IF NOT EXISTS leases_owner ON leases (owner);
-CREATE TABLE IF NOT EXISTS review_labels (
-    baseline_run_id TEXT NOT NULL,
-    question_id TEXT NOT NULL,
-    reviewer TEXT NOT NULL,
-    video_id TEXT NOT NULL,
-    task_type TEXT NOT NULL,
-    tier TEXT NOT NULL CHECK (tier IN ('T1', 'T2')),
-    error_type TEXT,
-    sampling_weight REAL NOT NULL CHECK (sampling_weight > 0),
-    stratum TEXT NOT NULL DEFAULT '',
-    notes TEXT NOT NULL DEFAULT '',
-    imported_at TEXT NOT NULL,
-    PRIMARY KEY (baseline_run_id, question_id, reviewer)
-);
-CREATE TABLE IF NOT EXISTS fingerprints (
-    diag_fingerprint TEXT PRIMARY KEY,
-    components TEXT NOT NULL,
-    recorded_at TEXT NOT NULL
-);
-"""
-
+__all__ = ["LABEL_COLUMNS", "SCHEMA", "SCHEMA_VERSION", "ReviewLabel", "SignalRow", "SignalStore",
+           "upsert_sql"]
 
 @dataclass(frozen=True, slots=True)
 class SignalRow:
@@ -160,21 +90,6 @@ _UPSERT = (f"INSERT INTO signals ({', '.join(_COLUMNS)}, updated_at) VALUES "
            f"DO UPDATE SET {_UPDATE}, updated_at = excluded.updated_at WHERE {_CHANGED}")
 
 
-def upsert_sql(table: str, columns: tuple[str, ...], key: tuple[str, ...]) -> str:
-    """INSERT ... ON CONFLICT DO UPDATE (replacing every other column): SQLite (3.24+) and
-    PostgreSQL alike, unlike SQLite's INSERT OR REPLACE."""
-    others = ", ".join(f"{c} = excluded.{c}" for c in columns if c not in key)
-    return (f"INSERT INTO {table} ({', '.join(columns)}) VALUES "
-            f"({', '.join('?' for _ in columns)}) ON CONFLICT ({', '.join(key)}) DO UPDATE SET "
-            f"{others}")
-
-
-_CACHE_PUT = upsert_sql("llm_cache", ("key", "response", "created_at"), ("key",))
-LABEL_COLUMNS = ("baseline_run_id", "question_id", "reviewer", "video_id", "task_type", "tier",
-                 "error_type", "sampling_weight", "stratum", "notes", "imported_at")
-_PUT_LABELS = upsert_sql("review_labels", LABEL_COLUMNS,
-                         ("baseline_run_id", "question_id", "reviewer"))
-
 _READ = attrgetter(*_COLUMNS)
 # the free text of a row, which an endpoint's answer may fill (redacted on the way in)
 _TEXT = tuple(_COLUMNS.index(c) for c in ("error_type", "cause_category", "evolution_target",
@@ -182,7 +97,7 @@ _TEXT = tuple(_COLUMNS.index(c) for c in ("error_type", "cause_category", "evolu
 _CREATED, _DEGRADED, _INFRA = (_COLUMNS.index(c) for c in ("created_at", "degraded", "infra"))
 
 
-class SignalStore(Leases, Telemetry):
+class SignalStore(Leases, Telemetry, Records):
     """The signal store on SQLite (WAL mode; safe to read while another run writes), and the
     operations both engines share: a backend overrides the hooks below (``_x``, ``_xm``,
     ``_errors``, ``now``, ``_held_leases``, the schema version, ``close``)."""
@@ -226,7 +141,8 @@ class SignalStore(Leases, Telemetry):
             self._conn = sqlite3.connect(path, timeout=self._busy_s)
         try:
             with sqlite_errors(path, "open", self._busy_s):
-                self._prepare(migrate, time.monotonic() + self._busy_s)
+                prepare_sqlite(self._conn, self._migrate if migrate else self._check_version,
+                               migrate, time.monotonic() + self._busy_s)
         except UserError as exc:
             self._conn.close()
             if any(word in exc.what for word in ("disk", "readonly", "read-only", "full")):
@@ -240,27 +156,6 @@ class SignalStore(Leases, Telemetry):
             self._conn.close()
             raise
 
-    def _prepare(self, migrate: bool, deadline: float) -> None:
-        """WAL mode and the schema (or only the schema's version, read-only). Two runs opening
-        a new store at the same moment can deadlock on the journal-mode switch, where SQLite
-        answers "locked" at once instead of waiting: retried until ``deadline``."""
-        while True:
-            try:
-                if migrate:
-                    self._conn.execute("PRAGMA journal_mode=WAL")
-                    self._conn.execute("PRAGMA synchronous=NORMAL")
-                    self._migrate()
-                else:
-                    self._check_version()
-                return
-            except sqlite3.OperationalError as exc:
-                if not ("locked" in str(exc) or "busy" in str(exc)) \
-                        or time.monotonic() >= deadline:
-                    raise
-                if self._conn.in_transaction:
-                    self._conn.rollback()
-                time.sleep(0.02)
-
     def _check_version(self) -> int:
         version = int(self._conn.execute("PRAGMA user_version").fetchone()[0])
         if version > SCHEMA_VERSION:
@@ -271,28 +166,8 @@ class SignalStore(Leases, Telemetry):
 
     def _migrate(self) -> None:
         """Create the tables, or bring a store of an earlier release up to SCHEMA_VERSION."""
-        if self._check_version() == SCHEMA_VERSION:
-            return
-        # 0 -> 2: signals gains updated_at, leases are new; 2 -> 3: fingerprints are new;
-        # 3 -> 4: llm_calls gains cached_tokens, review labels are new
-        self._conn.execute("BEGIN IMMEDIATE")
-        try:
-            for statement in SCHEMA.split(";"):
-                if statement.strip():
-                    self._conn.execute(statement)
-            columns = {r[1] for r in self._conn.execute("PRAGMA table_info(signals)")}
-            if "updated_at" not in columns:
-                self._conn.execute("ALTER TABLE signals ADD COLUMN updated_at REAL NOT NULL "
-                                   "DEFAULT 0")
-            calls = {r[1] for r in self._conn.execute("PRAGMA table_info(llm_calls)")}
-            if "cached_tokens" not in calls:
-                self._conn.execute("ALTER TABLE llm_calls ADD COLUMN cached_tokens INTEGER "
-                                   "NOT NULL DEFAULT 0")
-            self._conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-            self._conn.commit()
-        except BaseException:
-            self._conn.rollback()
-            raise
+        if self._check_version() != SCHEMA_VERSION:
+            migrate_sqlite(self._conn)
 
     @property
     def schema_version(self) -> int:
@@ -409,89 +284,10 @@ class SignalStore(Leases, Telemetry):
             self._x("DELETE FROM leases WHERE baseline_run_id = ?", (baseline_run_id,))
         return int(gone)
 
-    # -- the judge's response cache: only valid responses are ever put here ----------------
-
-    def cache_get(self, key: str) -> str | None:
-        row = self._x("SELECT response FROM llm_cache WHERE key = ?", (key,)).fetchone()
-        return row[0] if row else None
-
-    def cache_has(self, keys: Iterable[str]) -> set[str]:
-        """Which of ``keys`` the response cache holds (the dry run's estimate)."""
-        keys = list(keys)
-        found: set[str] = set()
-        for start in range(0, len(keys), 500):
-            chunk = keys[start:start + 500]
-            found.update(r[0] for r in self._x(
-                f"SELECT key FROM llm_cache WHERE key IN ({', '.join('?' for _ in chunk)})",
-                chunk))
-        return found
-
-    def cache_put(self, key: str, response: str) -> None:
-        """Written in the open transaction: committed together with the diagnosis row that
-        uses it (``upsert``) or by ``flush``, so a crash never keeps one without the other."""
-        self._x(_CACHE_PUT, (key, environment_redactor()(response), utc_now()))
-
     def flush(self) -> None:
         """Commit what is pending (telemetry and cache rows written since the last row)."""
         with self._errors("write"):
             self._conn.commit()
 
-    def record_fingerprint(self, key: str, components: dict[str, Any]) -> None:
-        """Keep what a fingerprint stands for (its judge's components), once."""
-        with self._errors("write"), self._tx():
-            self._x("INSERT INTO fingerprints (diag_fingerprint, components, recorded_at) "
-                    "VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
-                    (key, json.dumps(components, sort_keys=True), utc_now()))
-
-    def fingerprint_components(self, key: str) -> dict[str, Any] | None:
-        """The components recorded for ``key`` (None: never diagnosed with this store)."""
-        with self._errors("read"):
-            try:
-                row = self._x("SELECT components FROM fingerprints WHERE diag_fingerprint = ?",
-                              (key,)).fetchone()
-            except self._OLD_STORE:  # a store of an earlier release, opened read-only
-                return None
-        return json.loads(row[0]) if row else None
-
-    # -- human review labels (keyed by run, question and reviewer: not by fingerprint, so they
-    # outlive a change of judge) ------------------------------------------------------------
-
-    def put_review_labels(self, labels: list[ReviewLabel]) -> None:
-        """Upsert labels in one transaction (all or nothing; importing again replaces)."""
-        with self._errors("write"), self._tx():
-            self._xm(
-                _PUT_LABELS,
-                [(x.baseline_run_id, x.question_id, x.reviewer, x.video_id, x.task_type, x.tier,
-                  x.error_type, x.sampling_weight, x.stratum, x.notes, utc_now())
-                 for x in labels])
-
-    def review_labels(self, baseline_run_id: str) -> list[ReviewLabel]:
-        with self._errors("read"):
-            try:
-                rows = self._x(
-                    "SELECT baseline_run_id, question_id, reviewer, video_id, task_type, tier, "
-                    "error_type, sampling_weight, stratum, notes FROM review_labels WHERE "
-                    "baseline_run_id = ? ORDER BY question_id, reviewer", (baseline_run_id,))
-                return [ReviewLabel(*r) for r in rows]
-            except self._OLD_STORE:  # a store of an earlier release, read-only
-                return []
-
     def count(self) -> int:
         return int(self._x("SELECT COUNT(*) FROM signals").fetchone()[0])
-
-
-@dataclass(frozen=True, slots=True)
-class ReviewLabel:
-    """A human reviewer's verdict on one wrong answer of a baseline run."""
-
-    baseline_run_id: str
-    question_id: str
-    reviewer: str
-    video_id: str
-    task_type: str
-    tier: str
-    error_type: str | None
-    sampling_weight: float
-    stratum: str = ""
-    notes: str = ""
-

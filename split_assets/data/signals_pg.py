@@ -286,6 +286,22 @@ def open_store(location: Path | str, read_only: bool = False, required: bool = F
     return PgSignalStore(url, timeout_s=timeout_s)
 
 
+def delete_run_signals(location: Path | str, run_id: str) -> int | None:
+    """Delete a run's signal rows and leases (re-imported answers); the rows deleted, or None
+    when the store does not exist yet. Refused with one line when it cannot be written."""
+    exists = (PgSignalStore.has_tables(str(location)) if is_store_url(location)
+              else Path(location).is_file())
+    if not exists:
+        return None
+    try:
+        with open_store(location, timeout_s=5) as store:
+            return store.delete_run(run_id)
+    except UserError as exc:
+        raise UserError(f"could not delete the signals of run {run_id!r}: {exc.what}",
+                        str(location), "stop the run using the signal store, then import again "
+                                       "(nothing was changed)") from None
+
+
 # -- split-assets signals copy --to URL ---------------------------------------------------------
 
 

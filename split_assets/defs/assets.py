@@ -1,11 +1,13 @@
-"""The assets: thin shells that reach the Workspace through the resource, call the core, and
-report metadata to the Dagster UI. Expected errors leave each as a ``dagster.Failure`` with one
-line (``failures.fails_cleanly``)."""
+"""The assets: thin shells that take the run's ``Session`` from the resource, hand its pieces
+(inputs, judge, partition) to the core, and report metadata to the Dagster UI. Expected errors
+leave each as a ``dagster.Failure`` with one line (``failures.fails_cleanly``)."""
 
 from collections import Counter
+from collections.abc import Iterator
 from typing import Any
 
 from dagster import (
+    AssetCheckResult,
     AssetExecutionContext,
     MaterializeResult,
     MetadataValue,
@@ -14,17 +16,21 @@ from dagster import (
 
 from split_assets.data.db import utc_now
 from split_assets.defs import metadata as md
+from split_assets.defs import pool_checks
 from split_assets.defs.diagnosis import diagnosis_signals
 from split_assets.defs.failures import fails_cleanly
-from split_assets.defs.freezing import refuse_invalid
 from split_assets.defs.partitions import diag_fingerprint_partitions
-from split_assets.defs.resources import SplitConfigResource
+from split_assets.defs.resources import SessionResource
 from split_assets.defs.tags import ALLOW_DEGRADED_TAG, GENERATED_AT_TAG, int_tag
 from split_assets.diagnosis.plan import infra_rows
+from split_assets.errors import RunFailure
 from split_assets.lib import interrupts
 from split_assets.lib.canonical import atomic_write_bytes, canonical_bytes
 from split_assets.lib.failpoints import failpoint
-from split_assets.split.freeze import build_pools, manifest, write_frozen
+from split_assets.partition import config_snapshot
+from split_assets.session import Session
+from split_assets.split.freeze import FrozenSplit, build_pools, manifest, write_frozen
+from split_assets.split.problem import SplitProblem
 from split_assets.split.selection import read_selection, select_trainval, write_selection
 from split_assets.split.validation import draw_validation
 
@@ -41,11 +47,11 @@ def _partitioned(**kwargs: Any) -> Any:
                  "(attempt, created_at), its option letter (Video-MME's extraction), correct."))
 @fails_cleanly
 def canonical_predictions(context: AssetExecutionContext,
-                          split_config: SplitConfigResource) -> MaterializeResult:
-    ws = split_config.workspace(context.partition_key)
+                          session: SessionResource) -> MaterializeResult:
+    s = session.session(context.partition_key)
     # which judge this run is about, in the run's tags (UI runs too: added here, at the start)
-    context.instance.add_run_tags(context.run.run_id, md.judge_tags(ws))
-    return MaterializeResult(metadata=md.predictions_metadata(ws))
+    context.instance.add_run_tags(context.run.run_id, md.judge_tags(s.partition))
+    return MaterializeResult(metadata=md.predictions_metadata(s.inputs.predictions, s.partition))
 
 
 @_partitioned(
@@ -54,12 +60,11 @@ def canonical_predictions(context: AssetExecutionContext,
                  "unextractable prediction); upserted, so re-materializing changes nothing."))
 @fails_cleanly
 def infra_t0_signals(context: AssetExecutionContext,
-                     split_config: SplitConfigResource) -> MaterializeResult:
-    ws = split_config.workspace(context.partition_key)
-    rows = infra_rows(ws.predictions, ws.run_id, ws.fingerprint.key)
-    with ws.store() as store:
+                     session: SessionResource) -> MaterializeResult:
+    s = session.session(context.partition_key)
+    rows = infra_rows(s.inputs.predictions, s.partition.run_id, s.partition.key)
+    with s.partition.store() as store:
         store.upsert_many(rows)
-    ws.signals_changed()
     causes = Counter(r.rationale for r in rows)
     return MaterializeResult(metadata={
         "count": len(rows),
@@ -74,51 +79,73 @@ def infra_t0_signals(context: AssetExecutionContext,
                  "the choice to `out_dir/.steps/<fingerprint>/<split_id>/`."))
 @fails_cleanly
 def trainval_selection(context: AssetExecutionContext,
-                       split_config: SplitConfigResource) -> MaterializeResult:
-    ws = split_config.workspace(context.partition_key)
-    problem = ws.problem()
+                       session: SessionResource) -> MaterializeResult:
+    s = session.session(context.partition_key)
+    problem, digests = s.split_inputs()
     selection = select_trainval(problem)
     failpoint("selection.done")
-    write_selection(ws.selection_file, selection, ws.input_digests)
+    write_selection(s.partition.selection_file, selection, digests)
     return MaterializeResult(metadata={
         **md.selection_metadata(problem, selection),
-        "selection_path": MetadataValue.path(str(ws.selection_file))})
+        "selection_path": MetadataValue.path(str(s.partition.selection_file))})
 
 
 @_partitioned(
-    deps=[trainval_selection],
-    description=("Splits trainval into train/validation and writes `pools.json` and "
-                 "`split_manifest.json` atomically under `out_dir/<fingerprint>/<split_id>/`."))
+    deps=[trainval_selection], check_specs=pool_checks.frozen_check_specs(),
+    description=("Splits trainval into train/validation, evaluates its seven checks in memory, "
+                 "and only when all pass writes `pools.json` and `split_manifest.json` "
+                 "atomically under `out_dir/<fingerprint>/<split_id>/`."))
 @fails_cleanly
 def frozen_pools(context: AssetExecutionContext,
-                 split_config: SplitConfigResource) -> MaterializeResult:
+                 session: SessionResource) -> Iterator[AssetCheckResult | MaterializeResult]:
+    s = session.session(context.partition_key)
+    partition = s.partition
+    problem, digests = s.split_inputs()
+    # the videos trainval_selection chose from these very inputs (refused if they changed since)
+    selection = read_selection(partition.selection_file, digests)
+    frozen = build_pools(problem, selection, draw_validation(problem, selection.trainval),
+                         partition.run_id, partition.key, partition.split_id)
+    doc = _manifest_of(s, problem, frozen, digests,
+                       context.run.tags.get(GENERATED_AT_TAG) or utc_now())
+    vs = s.loaded.config.video_split
+    results, failed = pool_checks.evaluate(partition, problem, frozen, doc["power"],
+                                           vs.val_wrong_min)
+    if failed is None:  # degraded diagnoses beyond --allow-degraded: no split, no check run
+        settled = partition.settled_degraded()  # accepted when this split was first frozen
+        refuse_degraded([q for q in doc["degraded_question_ids"] if q not in settled],
+                        int_tag(context.run.tags, ALLOW_DEGRADED_TAG, 0))
+    yield from results  # each check's result, before anything is written
+    if failed is not None:
+        raise failed
+    interrupts.check()  # the last safe point before anything is frozen
+    write_frozen(partition.out_dir, frozen, doc)
+    yield MaterializeResult(metadata=md.frozen_metadata(partition, problem, frozen, doc,
+                                                        doc["degraded_question_ids"]))
+
+
+def _manifest_of(s: Session, problem: SplitProblem, frozen: FrozenSplit,
+                 digests: dict[str, str], generated_at: str) -> dict[str, Any]:
+    """The manifest of a split about to be frozen (its power figures included)."""
     from split_assets.evaluation.power import pool_power
 
-    ws = split_config.workspace(context.partition_key)
-    problem = ws.problem()
-    # the videos trainval_selection chose from these very inputs (refused if they changed since)
-    selection = read_selection(ws.selection_file, ws.input_digests)
-    frozen = build_pools(problem, selection, draw_validation(problem, selection.trainval),
-                         ws.run_id, ws.fingerprint.key, ws.split_id)
-    generated_at = context.run.tags.get(GENERATED_AT_TAG) or utc_now()
-    vs = ws.loaded.config.video_split
-    degraded = sorted(q.question_id for q in problem.questions if q.degraded)
-    power = pool_power(problem, frozen.videos, ws.inputs.power_reruns(),
-                       ws.loaded.config.evaluation.discordance)
-    doc = manifest(problem, frozen, generated_at=generated_at, split=ws.split_id,
-                   fingerprint=ws.fingerprint.key,
-                   fingerprint_components=ws.fingerprint.components,
-                   config_snapshot=ws.config_snapshot(),
-                   input_digests=ws.input_digests,
-                   val_wrong_min=vs.val_wrong_min, power=power, degraded=degraded)
-    # the checks' conditions, in memory, before anything is written: a split that would fail
-    # one is never frozen (the checks re-read the files on disk independently afterwards)
-    settled = ws.settled_degraded()  # accepted when this split was first frozen
-    refuse_invalid(context, problem, frozen, [q for q in degraded if q not in settled],
-                   int_tag(context.run.tags, ALLOW_DEGRADED_TAG, 0), vs.val_wrong_min)
-    interrupts.check()  # the last safe point before anything is frozen
-    write_frozen(ws.out_dir, frozen, doc)
-    return MaterializeResult(metadata=md.frozen_metadata(ws, problem, frozen, doc, degraded))
+    partition, loaded = s.partition, s.loaded
+    power = pool_power(problem, frozen.videos, s.inputs.power_reruns(),
+                       loaded.config.evaluation.discordance)
+    return manifest(problem, frozen, generated_at=generated_at, split=partition.split_id,
+                    fingerprint=partition.key,
+                    fingerprint_components=partition.fingerprint.components,
+                    config_snapshot=config_snapshot(loaded), input_digests=digests,
+                    val_wrong_min=loaded.config.video_split.val_wrong_min, power=power,
+                    degraded=sorted(q.question_id for q in problem.questions if q.degraded))
+
+
+def refuse_degraded(degraded: list[str], allowed: int) -> None:
+    """More degraded diagnoses in the split than ``--allow-degraded`` accepts: not frozen."""
+    if len(degraded) > allowed:
+        raise RunFailure(
+            f"{len(degraded)} degraded diagnosis(es) in the split (e.g. {', '.join(degraded[:5])})",
+            "frozen_pools", f"materialize diagnosis_signals again to retry them, or allow them "
+                            f"with --allow-degraded {len(degraded)}")
 
 
 @_partitioned(
@@ -129,12 +156,12 @@ def frozen_pools(context: AssetExecutionContext,
                  "evaluation.json beside pools.json."))
 @fails_cleanly
 def candidate_evaluation(context: AssetExecutionContext,
-                         split_config: SplitConfigResource) -> MaterializeResult:
+                         session: SessionResource) -> MaterializeResult:
     from split_assets.evaluation.report import compare_runs
     from split_assets.evaluation.report import markdown as evaluation_markdown
 
-    ws = split_config.workspace(context.partition_key)
-    evaluation = ws.loaded.config.evaluation
+    s = session.session(context.partition_key)
+    partition, evaluation = s.partition, s.loaded.config.evaluation
     if not evaluation.candidates:
         return MaterializeResult(metadata={
             "note": "no evaluation.candidates: nothing to compare (import a run with "
@@ -143,14 +170,15 @@ def candidate_evaluation(context: AssetExecutionContext,
     reports = []
     for candidate in evaluation.candidates:
         context.log.info(f"comparing {candidate} with the baseline on validation and test")
-        reports.append(compare_runs(ws, candidate, evaluation.control_run,
+        reports.append(compare_runs(s.inputs, partition, candidate, evaluation.control_run,
                                     control_where="evaluation.control_run",
                                     skip_incomplete=True))
-    doc = {"split_id": ws.split_id, "diag_fingerprint": ws.fingerprint.key,
-           "baseline_run_id": ws.run_id, "control_run": evaluation.control_run,
+    doc = {"split_id": partition.split_id, "diag_fingerprint": partition.key,
+           "baseline_run_id": partition.run_id, "control_run": evaluation.control_run,
            "reports": reports}
-    atomic_write_bytes(ws.files.evaluation, canonical_bytes(doc))
-    metadata: dict[str, Any] = {"evaluation_path": MetadataValue.path(str(ws.files.evaluation)),
+    atomic_write_bytes(partition.files.evaluation, canonical_bytes(doc))
+    metadata: dict[str, Any] = {"evaluation_path":
+                                MetadataValue.path(str(partition.files.evaluation)),
                                 "candidates": len(reports)}
     for report in reports:
         metadata[f"candidate {report['candidate']}"] = MetadataValue.md(evaluation_markdown(report))

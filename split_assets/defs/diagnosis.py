@@ -23,16 +23,11 @@ from dagster import (
 from split_assets.defs import metadata as md
 from split_assets.defs.failures import fails_cleanly
 from split_assets.defs.partitions import diag_fingerprint_partitions
-from split_assets.defs.resources import SplitConfigResource
+from split_assets.defs.resources import SessionResource
 from split_assets.defs.tags import ALLOW_DEGRADED_TAG, NO_WAIT_TAG, int_tag
-from split_assets.diagnosis.plan import check_before_diagnosis
-from split_assets.diagnosis.runner import (
-    DiagnosisReport,
-    diagnose,
-    merge_reports,
-    refuse_if_leased,
-    stop_unless_settled,
-)
+from split_assets.diagnosis.plan import check_before_diagnosis, plan_for
+from split_assets.diagnosis.report import DiagnosisReport, merge_reports, stop_unless_settled
+from split_assets.diagnosis.runner import diagnose, refuse_if_leased
 
 GROUP = "video_split"
 
@@ -53,29 +48,31 @@ def forget_run(context: OpExecutionContext) -> None:
     description="Checks what counts alone can refute, then hands out diag.shards diagnosis "
                 "steps.")
 @fails_cleanly
-def plan_shards(context: OpExecutionContext,
-                split_config: SplitConfigResource) -> Iterator[DynamicOutput[int]]:
-    ws = split_config.workspace(context.partition_key)
-    with ws.store() as store:
+def check_and_shard(context: OpExecutionContext,
+                    session: SessionResource) -> Iterator[DynamicOutput[int]]:
+    s = session.session(context.partition_key)
+    inputs, partition = s.inputs, s.partition
+    with partition.store() as store:
         # counts alone can show the split is impossible: say so before paying for a diagnosis
-        check_before_diagnosis(ws.loaded.config.video_split, len(ws.benchmark.videos),
-                               ws.predictions, store.rows(ws.run_id, ws.fingerprint.key))
+        check_before_diagnosis(s.loaded.config.video_split, len(inputs.benchmark.videos),
+                               inputs.predictions, store.rows(partition.run_id, partition.key))
         if context.run.tags.get(NO_WAIT_TAG) == "1":
-            refuse_if_leased(ws, store, ws.diagnosis_plan(store))
-    shards = ws.loaded.config.diag.shards
+            refuse_if_leased(partition, store, plan_for(inputs.predictions, partition, store))
+    shards = s.loaded.config.diag.shards
     for index in range(shards):
         yield DynamicOutput(index, mapping_key=f"shard_{index}")
 
 
 @op(description="Diagnoses leased questions (this shard's stripe first) until none is left.")
 @fails_cleanly
-def diagnose_shard(context: OpExecutionContext, split_config: SplitConfigResource,
+def diagnose_shard(context: OpExecutionContext, session: SessionResource,
                    shard: int) -> DiagnosisReport:
-    ws = split_config.workspace(context.partition_key)
-    count = ws.loaded.config.diag.shards
+    s = session.session(context.partition_key)
+    count = s.loaded.config.diag.shards
     prefix = f"shard {shard + 1}/{count}: " if count > 1 else ""
-    with ws.store() as store:
-        return diagnose(ws, ws.diagnosis_plan(store).shard(shard, count), store,
+    with s.partition.store() as store:
+        plan = plan_for(s.inputs.predictions, s.partition, store).shard(shard, count)
+        return diagnose(s.judge, s.inputs, s.partition, plan, store,
                         progress=lambda line: context.log.info(prefix + line))
 
 
@@ -83,25 +80,25 @@ def diagnose_shard(context: OpExecutionContext, split_config: SplitConfigResourc
     description="Joins the shards' reports; stops the run when an answer is missing or more "
                 "diagnoses stayed degraded than --allow-degraded accepts.")
 @fails_cleanly
-def join_diagnoses(context: OpExecutionContext, split_config: SplitConfigResource,
+def join_diagnoses(context: OpExecutionContext, session: SessionResource,
                    reports: list[DiagnosisReport]) -> None:
-    ws = split_config.workspace(context.partition_key)
+    s = session.session(context.partition_key)
+    partition = s.partition
     allowed = int_tag(context.run.tags, ALLOW_DEGRADED_TAG, 0)
-    with ws.store() as store:
-        report = merge_reports(ws, store, reports)
-        rows = [r for r in store.rows(ws.run_id, ws.fingerprint.key) if not r.infra]
-        telemetry = store.telemetry(ws.fingerprint.key)
-    ws.signals_changed()
+    with partition.store() as store:
+        report = merge_reports(s.inputs.predictions, partition, store, reports)
+        rows = [r for r in store.rows(partition.run_id, partition.key) if not r.infra]
+        telemetry = store.telemetry(partition.key)
     models = telemetry["models"]
     if len(models) > 1:
         context.log.warning(f"the endpoint reported {len(models)} different models within "
-                            f"{ws.fingerprint.key}: {', '.join(models)}")
-    stop_unless_settled(ws, report, allowed, ALLOW_DEGRADED_TAG)
+                            f"{partition.key}: {', '.join(models)}")
+    stop_unless_settled(partition.key, report, allowed, ALLOW_DEGRADED_TAG)
     context.log.info(f"diagnosed {report.diagnosed} new, {report.already_done} already done"
                      + (f" ({len(reports)} shards)" if len(reports) > 1 else ""))
     forget_run(context)  # the shards' reports are read
-    context.add_output_metadata({**md.diagnosis_metadata(ws, report, rows, telemetry, allowed),
-                                 "shards": len(reports), **md.agreement_metadata(ws)})
+    context.add_output_metadata({**md.diagnosis_metadata(s, report, rows, telemetry, allowed),
+                                 "shards": len(reports), **md.agreement_metadata(partition)})
 
 
 @graph_asset(partitions_def=diag_fingerprint_partitions, group_name=GROUP,
@@ -109,5 +106,5 @@ def join_diagnoses(context: OpExecutionContext, split_config: SplitConfigResourc
     "Diagnoses every wrong non-INFRA answer not yet done (or degraded) for this (run, "
     "fingerprint), committing each row as it completes; diag.shards steps share the work."))
 def diagnosis_signals(canonical_predictions: None) -> None:
-    reports = plan_shards(canonical_predictions).map(diagnose_shard).collect()
+    reports = check_and_shard(canonical_predictions).map(diagnose_shard).collect()
     return join_diagnoses(reports)

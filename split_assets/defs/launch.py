@@ -1,5 +1,5 @@
 """A CLI command's Dagster run: register the partition, run the job in-process over the
-command's Workspace, and turn a failed run into the one error that failed it."""
+command's Session, and turn a failed run into the one error that failed it."""
 
 from __future__ import annotations
 
@@ -8,23 +8,24 @@ from typing import Any
 from split_assets.errors import Interrupted, ReportedError, RunFailure, SplitAssetsError
 from split_assets.lib import interrupts
 from split_assets.lib.failpoints import failpoint
-from split_assets.workspace import Workspace
+from split_assets.session import Session
 
 
-def run_split_job(ws: Workspace, tags: dict[str, str]) -> None:
-    """Materialize every asset and check of the workspace's partition (raises the error that
+def run_split_job(session: Session, tags: dict[str, str]) -> None:
+    """Materialize every asset and check of the session's partition (raises the error that
     failed the run)."""
     from split_assets.definitions import SPLIT_JOB, make_definitions
     from split_assets.defs.instance import get_instance, register_partition
 
     instance = get_instance()
-    register_partition(instance, ws.fingerprint.key)
+    key = session.partition.key
+    register_partition(instance, key)
     failpoint("run.registered")
-    job = make_definitions(workspace=ws, executor="local").resolve_job_def(SPLIT_JOB)
+    job = make_definitions(session=session, executor="local").resolve_job_def(SPLIT_JOB)
     run_config = {"loggers": {"console": {"config": {"log_level": "DEBUG"}}}}
     with interrupts.watch():  # a Ctrl-C is never lost (lib/interrupts.py; cli.main watches too)
         result = job.execute_in_process(run_config=run_config, instance=instance,
-                                        partition_key=ws.fingerprint.key, tags=tags,
+                                        partition_key=key, tags=tags,
                                         raise_on_error=False)
     if not result.success:
         raise interrupted() if interrupts.seen() else failure_of(result)

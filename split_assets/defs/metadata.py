@@ -23,9 +23,10 @@ from split_assets.split.problem import SplitProblem
 from split_assets.split.stats import accuracy, deviation_rows, t2_by_type, tier_counts
 
 if TYPE_CHECKING:
-    from split_assets.diagnosis.runner import DiagnosisReport
+    from split_assets.diagnosis.report import DiagnosisReport
+    from split_assets.partition import Partition
+    from split_assets.session import Session
     from split_assets.split.selection import Selection
-    from split_assets.workspace import Workspace
 
 SHORT_DIGEST = 12  # hex shown; the full digest is in the ``digests`` entry
 
@@ -71,17 +72,17 @@ def components_table(components: dict[str, Any]) -> Any:
                  [[name, shown(value)] for name, value in components.items()])
 
 
-def judge_tags(ws: Workspace) -> dict[str, str]:
+def judge_tags(partition: Partition) -> dict[str, str]:
     """Run tags naming the partition's fingerprint and its judge's components."""
-    components = ws.fingerprint.components
-    tags = {"split_assets/fingerprint": ws.fingerprint.key}
+    components = partition.fingerprint.components
+    tags = {"split_assets/fingerprint": partition.key}
     for name in ("judge", "model", "prompt_version", "context"):
         tags[f"split_assets/{name}"] = str(components[name])
     return tags
 
 
-def predictions_metadata(ws: Workspace) -> dict[str, Any]:
-    preds = ws.predictions
+def predictions_metadata(preds: list[CanonicalPrediction],
+                         partition: Partition) -> dict[str, Any]:
     n = len(preds)
     stops = Counter(p.stop_reason or "(none)" for p in preds)
     return {
@@ -92,18 +93,18 @@ def predictions_metadata(ws: Workspace) -> dict[str, Any]:
         "accuracy_by_task_type": accuracy_table(preds, "task_type"),
         "accuracy_by_difficulty": accuracy_table(preds, "difficulty"),
         "stop_reason_counts": counts_table(dict(sorted(stops.items())), "stop_reason"),
-        "baseline_run_id": ws.run_id,
-        "fingerprint": ws.fingerprint.key,
-        "fingerprint_components": components_table(ws.fingerprint.components),
+        "baseline_run_id": partition.run_id,
+        "fingerprint": partition.key,
+        "fingerprint_components": components_table(partition.fingerprint.components),
     }
 
 
-def judge_note(ws: Workspace) -> str:
+def judge_note(session: Session) -> str:
     """What the judge saw of each answer."""
-    diag = ws.loaded.config.diag
-    if ws.is_stale:
+    diag = session.loaded.config.diag
+    if session.judge is None:
         return (f"stale partition: re-frozen from the diagnoses stored under "
-                f"{ws.fingerprint.key}; no judge was built")
+                f"{session.partition.key}; no judge was built")
     if diag.context == "full":
         return "full context: trace, tree and skills"
     if diag.judge == "openai":
@@ -115,14 +116,15 @@ def judge_note(ws: Workspace) -> str:
             f"{len(diag.reference_runs)} reference run(s)")
 
 
-def diagnosis_metadata(ws: Workspace, report: DiagnosisReport, rows: list[SignalRow],
+def diagnosis_metadata(session: Session, report: DiagnosisReport, rows: list[SignalRow],
                        telemetry: dict[str, Any], allowed: int) -> dict[str, Any]:
     tiers = tier_distribution(rows)
     errors = Counter(r.error_type or "(none)" for r in rows)
+    components = session.partition.fingerprint.components
     out: dict[str, Any] = {
-        "judge": ws.fingerprint.components["judge"],
-        "judge_note": judge_note(ws),
-        "fingerprint_components": components_table(ws.fingerprint.components),
+        "judge": components["judge"],
+        "judge_note": judge_note(session),
+        "fingerprint_components": components_table(components),
         "wrong_non_infra": report.total_wrong,
         "already_done": report.already_done,
         "diagnosed_now": report.diagnosed,
@@ -137,7 +139,7 @@ def diagnosis_metadata(ws: Workspace, report: DiagnosisReport, rows: list[Signal
         "allowed_degraded": allowed,
         "wall_s": MetadataValue.float(round(report.wall_s, 3)),
     }
-    if ws.fingerprint.components["judge"] != "rules":  # a judge that calls an endpoint
+    if components["judge"] != "rules":  # a judge that calls an endpoint
         out.update(_call_metadata(report, telemetry))
     return out
 
@@ -193,16 +195,16 @@ def _max_abs_pp(rows: list[dict[str, Any]]) -> float:
                            default=0.0), 4)
 
 
-def frozen_metadata(ws: Workspace, problem: SplitProblem, frozen: FrozenSplit,
+def frozen_metadata(partition: Partition, problem: SplitProblem, frozen: FrozenSplit,
                     doc: dict[str, Any], degraded: list[str]) -> dict[str, Any]:
     by_pool = pool_questions(problem, frozen)
     tiers = {name: tier_counts(by_pool[name]) for name in POOLS}
     acc = doc["baseline_accuracy"]
     out: dict[str, Any] = {
         "pools_sha256": frozen.sha256[:SHORT_DIGEST],
-        "split_id": ws.split_id,
-        "pools_path": MetadataValue.path(str(ws.files.pools)),
-        "manifest_path": MetadataValue.path(str(ws.files.manifest)),
+        "split_id": partition.split_id,
+        "pools_path": MetadataValue.path(str(partition.files.pools)),
+        "manifest_path": MetadataValue.path(str(partition.files.manifest)),
         "counts": table([("pool", "string"), ("videos", "int"), ("questions", "int"),
                          ("wrong", "int")],
                         [[name, len(frozen.videos[name]), len(by_pool[name]),
@@ -231,17 +233,17 @@ def frozen_metadata(ws: Workspace, problem: SplitProblem, frozen: FrozenSplit,
 _TIERS = ("correct", "T0", "T1", "T2", "degraded")
 
 
-def agreement_metadata(ws: Workspace) -> dict[str, Any]:
+def agreement_metadata(partition: Partition) -> dict[str, Any]:
     """``diag.compare_with``: kappa of this judge against the named fingerprint (plottable
     numbers, the confusion matrix and the per-task-type kappas as tables)."""
     from split_assets.errors import UserError
     from split_assets.evaluation.judges import compare_fingerprints
 
-    other = ws.loaded.config.diag.compare_with
+    other = partition.loaded.config.diag.compare_with
     if other is None:
         return {}
     try:
-        c = compare_fingerprints(ws, ws.fingerprint.key, other)
+        c = compare_fingerprints(partition, partition.key, other)
     except UserError as exc:  # informative only: never stops the diagnosis that was paid for
         return {"agreement": MetadataValue.text(f"not computed: {exc.line()}")}
     tier, error = c.tier.overall, c.error_type.overall

@@ -1,6 +1,7 @@
-"""The one resource: where the config file is. Each run gets a new Workspace (built in
-``setup_for_execution``, so nothing is cached in the code server); a CLI command that already
-built one lends it to the run it launches, so the inputs are parsed once per command."""
+"""The one resource, ``SessionResource``: where the config file is, and the ``Session`` each
+run works with (built in ``setup_for_execution``, so nothing is cached in the code server); a
+CLI command that already built one lends it to the run it launches, so the inputs are parsed
+once per command."""
 
 from __future__ import annotations
 
@@ -10,33 +11,33 @@ from dagster import ConfigurableResource, InitResourceContext, ResourceDefinitio
 from pydantic import PrivateAttr
 
 from split_assets.config import config_path_from_env
-from split_assets.workspace import Workspace
+from split_assets.session import Session
 
 
-class SplitConfigResource(ConfigurableResource):
-    """Where the config file is; every asset and check reaches the config through here."""
+class SessionResource(ConfigurableResource):
+    """Gives every asset, op and check the run's ``Session`` of its partition."""
 
     config_path: str
-    _workspace: Workspace | None = PrivateAttr(default=None)
+    _session: Session | None = PrivateAttr(default=None)
 
     def setup_for_execution(self, context: InitResourceContext) -> None:
-        self._workspace = Workspace(self.config_path)  # the config is read on first use
+        self._session = None  # the config is read on first use, once per run
 
-    def workspace(self, partition_key: str) -> Workspace:
-        """This run's workspace for the partition being run (a stale partition gets the
-        judge-free view of ``Workspace.check_partition``)."""
-        if self._workspace is None:  # invoked directly, outside a run
-            self._workspace = Workspace(self.config_path)
-        return self._workspace.check_partition(partition_key)
+    def session(self, partition_key: str) -> Session:
+        """This run's session of the partition being run: the config's own, or (a stale
+        partition) one without a judge (``Session.for_partition``)."""
+        if self._session is None:
+            self._session = Session.open(self.config_path)
+        return self._session.for_partition(partition_key)
 
 
 def build_resources(config_path: Path | str | None = None,
-                    workspace: Workspace | None = None) -> dict[str, object]:
-    """Resources for a config file (default: ``$SPLIT_ASSETS_CONFIG``), or for a workspace a
+                    session: Session | None = None) -> dict[str, object]:
+    """Resources for a config file (default: ``$SPLIT_ASSETS_CONFIG``), or for a session a
     command built already (lent to the run it launches in-process)."""
-    if workspace is not None:
-        lent = SplitConfigResource(config_path=str(workspace.config_path))
-        lent._workspace = workspace
-        return {"split_config": ResourceDefinition.hardcoded_resource(lent)}
+    if session is not None:
+        lent = SessionResource(config_path=str(session.loaded.path))
+        lent._session = session
+        return {"session": ResourceDefinition.hardcoded_resource(lent)}
     path = Path(config_path) if config_path is not None else config_path_from_env()
-    return {"split_config": SplitConfigResource(config_path=str(path.absolute()))}
+    return {"session": SessionResource(config_path=str(path.absolute()))}

@@ -13,10 +13,11 @@ from dagster import (
     sensor,
 )
 
+from split_assets.config import load_config
 from split_assets.defs.partitions import diag_fingerprint_partitions
-from split_assets.defs.resources import SplitConfigResource
+from split_assets.defs.resources import SessionResource
 from split_assets.errors import SplitAssetsError, environment_error
-from split_assets.workspace import Workspace
+from split_assets.fingerprint import compute_fingerprint
 
 REGISTER_INTERVAL_S = 10
 
@@ -30,10 +31,10 @@ class InvalidConfigTick(Exception):
                     "launch dialog offers it after the config changes. An invalid config "
                     "fails the tick with its one-line error.")
 def register_current_fingerprint(context: SensorEvaluationContext,
-                                 split_config: SplitConfigResource) -> SensorResult | SkipReason:
+                                 session: SessionResource) -> SensorResult | SkipReason:
     try:
-        # a new Workspace each tick: the code server is long-lived, the config is not
-        key = Workspace(split_config.config_path).fingerprint.key
+        # the config read anew each tick: the code server is long-lived, the config is not
+        key = compute_fingerprint(load_config(session.config_path)).key
     except SplitAssetsError as exc:
         raise InvalidConfigTick(exc.line()) from None
     except Exception as exc:

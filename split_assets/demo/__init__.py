@@ -57,7 +57,7 @@ from split_assets.demo.figures import (
     TASK_TYPES,
     VIDEOS_BY_WRONG_COUNT,
 )
-from split_assets.demo.model import Question
+from split_assets.demo.model import Question, Video
 from split_assets.demo.outcomes import assign_mechanisms, assign_outcomes
 from split_assets.demo.questions import build_questions
 from split_assets.demo.skills import SKILLS
@@ -124,23 +124,9 @@ class WorkspaceSummary:
     floor_k: dict[str, int]
 
 
-def build_workspace(
-    directory: Path,
-    n_videos: int = 900,
-    seed: int = 2026,
-    baseline_run_id: str = "baseline-2026-01",
-) -> WorkspaceSummary:
-    """Generate a synthetic Video-MME shaped workspace in ``directory``.
-
-    ``directory`` may be missing, empty, or hold a previously generated workspace (recognised by
-    its ``video_split.yaml``), whose generated paths are deleted first; any other non-empty
-    directory raises ``ValueError``. The output is byte-identical for the same arguments.
-    """
-    if n_videos < 1:
-        raise ValueError(f"n_videos must be >= 1, got {n_videos}")
-    directory = Path(directory)
-    prepare_directory(directory)
-
+def _generate(directory: Path, n_videos: int, seed: int,
+              baseline_run_id: str) -> tuple[list[Video], list[Question]]:
+    """The videos and questions of the seeded workspace, written under ``directory``."""
     streams = np.random.SeedSequence([seed, 0x5EED]).spawn(7)
     rng_layout, rng_tree, rng_q, rng_outcome, rng_mech, rng_trace, rng_db = (
         np.random.default_rng(s) for s in streams
@@ -160,6 +146,27 @@ def build_workspace(
     write_skills(directory)
     write_harness_db(directory, rng_db, questions, baseline_run_id)
     write_planted_labels(directory, questions)
+    return videos, questions
+
+
+def build_workspace(
+    directory: Path,
+    n_videos: int = 900,
+    seed: int = 2026,
+    baseline_run_id: str = "baseline-2026-01",
+) -> WorkspaceSummary:
+    """Generate a synthetic Video-MME shaped workspace in ``directory``.
+
+    ``directory`` may be missing, empty, or hold a previously generated workspace (recognised by
+    its ``video_split.yaml``), whose generated paths are deleted first; any other non-empty
+    directory raises ``ValueError``. The output is byte-identical for the same arguments.
+    """
+    if n_videos < 1:
+        raise ValueError(f"n_videos must be >= 1, got {n_videos}")
+    directory = Path(directory)
+    prepare_directory(directory)
+
+    videos, questions = _generate(directory, n_videos, seed, baseline_run_id)
 
     t2, t1 = _planted_by_type(questions)
     floor_k = {t: n // 2 for t, n in t2.items() if n >= 2}

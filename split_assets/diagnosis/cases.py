@@ -1,5 +1,8 @@
 """The judge's view of each wrong answer: question, prediction, trace, tree, skills and the
-reference runs' evidence."""
+reference runs' evidence.
+
+``CaseSource(inputs, preds, batched)`` receives the config's ``Inputs`` and the predictions to
+diagnose; ``case(p)`` returns the ``JudgeCase`` either judge receives."""
 
 from __future__ import annotations
 
@@ -12,23 +15,23 @@ from split_assets.errors import InputError
 from split_assets.judge import JudgeCase
 
 if TYPE_CHECKING:
-    from split_assets.workspace import Workspace
+    from split_assets.inputs import Inputs
 
 
 class CaseSource:
     """``full`` context fails loud up front when a trace or tree is missing. Up front (the dry
     run, a review sample) it reads every trace and parses trees once per video through the
-    workspace. ``batched`` (a diagnosis pass) it reads the traces and trees of each leased
+    inputs. ``batched`` (a diagnosis pass) it reads the traces and trees of each leased
     batch as the batch is claimed (``load``) and forgets each question's once it is stored
     (``drop``): a worker's memory does not grow with the benchmark."""
 
-    def __init__(self, ws: Workspace, preds: list[CanonicalPrediction],
+    def __init__(self, inputs: Inputs, preds: list[CanonicalPrediction],
                  batched: bool = False) -> None:
-        self.ws = ws
-        self.benchmark = ws.benchmark
-        self.full = ws.loaded.config.diag.context == "full" and bool(preds)
+        self.inputs = inputs
+        self.benchmark = inputs.benchmark
+        self.full = inputs.loaded.config.diag.context == "full" and bool(preds)
         self.batched = batched
-        self.references = ws.reference_evidence if preds else {}
+        self.references = inputs.reference_evidence if preds else {}
         self.traces: dict[str, list[TraceStep]] = {}
         self._trees: dict[str, VideoTree] = {}
         self._tree_uses: Counter[str] = Counter()
@@ -37,23 +40,23 @@ class CaseSource:
         if batched:
             from split_assets.data.harness import traced_question_ids
 
-            traced = traced_question_ids(ws.loaded.paths.harness_db, ws.run_id)
+            traced = traced_question_ids(inputs.loaded.paths.harness_db, inputs.run_id)
             missing = [p.question_id for p in preds if p.question_id not in traced]
         else:
-            self.traces = ws.traces([p.question_id for p in preds])
+            self.traces = inputs.traces([p.question_id for p in preds])
             missing = [p.question_id for p in preds if not self.traces.get(p.question_id)]
         if missing:
             raise InputError(f"{len(missing)} wrong answer(s) have no trace in run "
-                             f"{ws.run_id!r} (e.g. {', '.join(missing[:5])})",
+                             f"{inputs.run_id!r} (e.g. {', '.join(missing[:5])})",
                              "harness db traces",
                              "record the traces, or use diag.context: answer_only")
-        self.skills = ws.skills
+        self.skills = inputs.skills
         from split_assets.data.store import first_missing_tree
 
-        missing_tree = first_missing_tree(ws.loaded.paths.store_dir,
+        missing_tree = first_missing_tree(inputs.loaded.paths.store_dir,
                                           sorted({p.video_id for p in preds}))
         if missing_tree is not None:
-            ws.tree(missing_tree)  # raises the missing-tree error
+            inputs.tree(missing_tree)  # raises the missing-tree error
 
     def load(self, preds: list[CanonicalPrediction]) -> None:
         """Read the traces and trees of a leased batch (batched full context only)."""
@@ -65,9 +68,9 @@ class CaseSource:
         new = [p for p in preds if p.question_id not in self.traces]
         if not new:
             return
-        found = load_traces(self.ws.loaded.paths.harness_db, self.ws.run_id,
+        found = load_traces(self.inputs.loaded.paths.harness_db, self.inputs.run_id,
                             [p.question_id for p in new])
-        store_dir = self.ws.loaded.paths.store_dir
+        store_dir = self.inputs.loaded.paths.store_dir
         for p in new:
             self.traces[p.question_id] = found.get(p.question_id, [])
             if p.video_id not in self._trees:
@@ -90,11 +93,11 @@ class CaseSource:
             return JudgeCase(question, p, reference_wrong=refs)
         if self.batched and p.question_id not in self.traces:
             self.load([p])  # asked outside a claimed batch
-        tree = self._trees[p.video_id] if self.batched else self.ws.tree(p.video_id)
+        tree = self._trees[p.video_id] if self.batched else self.inputs.tree(p.video_id)
         trace = self.traces[p.question_id]
         # either judge gets a trace whose opened nodes are all in its tree (the input digests
         # read traces through the same check)
-        opened_nodes(trace, self.ws.loaded.config.diag.rules.open_tool, tree.nodes,
+        opened_nodes(trace, self.inputs.loaded.config.diag.rules.open_tool, tree.nodes,
                      p.question_id, p.video_id)
         return JudgeCase(question, p, trace, tree, self.skills, refs)
 

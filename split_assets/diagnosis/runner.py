@@ -1,6 +1,10 @@
 """One diagnosis pass: workers take leased questions in order, the judge answers, each row is
 committed (grouped per event-loop turn) before a worker moves on; what ends degraded or
-unanswered gets one more pass in the same run."""
+unanswered gets one more pass in the same run.
+
+``diagnose(judge, inputs, partition, plan, store)`` receives the partition's judge, the
+config's inputs (the cases are read from them batch by batch), the plan and an open signal
+store; it returns a ``DiagnosisReport`` (``report.py``)."""
 
 from __future__ import annotations
 
@@ -10,21 +14,23 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from split_assets.data.db import env_seconds
 from split_assets.data.harness import CanonicalPrediction
 from split_assets.data.leases import LeaseOwner
 from split_assets.data.signals import SignalRow, SignalStore
+from split_assets.diagnosis.cases import CaseSource
 from split_assets.diagnosis.plan import DiagnosisPlan
-from split_assets.errors import UserError
+from split_assets.diagnosis.report import DiagnosisReport, degraded_ids, progress_line
+from split_assets.errors import ConfigError, UserError
 from split_assets.judge import JudgeOutcome
 from split_assets.lib.failpoints import failpoint
 
 if TYPE_CHECKING:
-    from split_assets.diagnosis.cases import CaseSource
-    from split_assets.workspace import Workspace
+    from split_assets.inputs import Inputs
+    from split_assets.judge import Judge
+    from split_assets.partition import Partition
 
 
 class GroupCommit:
@@ -64,35 +70,6 @@ class GroupCommit:
             waiter.set_result(None)
 
 
-@dataclass
-class DiagnosisReport:
-    """What one diagnosis pass did (asset metadata)."""
-
-    total_wrong: int
-    already_done: int
-    diagnosed: int = 0
-    degraded: int = 0
-    calls: int = 0
-    cache_hits: int = 0
-    prompt_tokens: int = 0
-    cached_tokens: int = 0  # of prompt_tokens, served from the provider's prefix cache
-    completion_tokens: int = 0
-    latencies_ms: list[float] = field(default_factory=list)
-    wall_s: float = 0.0
-    retried_degraded: int = 0  # degraded in the first pass, sent once more in the same run
-    mine: set[str] = field(default_factory=set)  # diagnosed by this pass
-    by_others: set[str] = field(default_factory=set)  # finished meanwhile by another run
-    still_degraded: list[str] = field(default_factory=list)
-    failed_now: set[str] = field(default_factory=set)
-    settled_degraded: int = 0  # accepted as degraded by the frozen split: never sent again
-    call_failures: list[str] = field(default_factory=list)  # no answer from the endpoint
-
-    @property
-    def by_other_runs(self) -> int:
-        """Finished meanwhile by another run of the same partition."""
-        return len(self.by_others)
-
-
 LEASE_TTL_S = 60.0  # SPLIT_ASSETS_LEASE_TTL_S overrides it (checked when a pass starts)
 LEASE_POLL_S = 0.5
 
@@ -106,10 +83,10 @@ class LeasedQueue:
     leased by another live run is deferred and looked at again until that run finishes it
     (then it is skipped) or its lease expires (then it is taken over)."""
 
-    def __init__(self, ws: Workspace, store: SignalStore, todo: list[str], me: LeaseOwner,
-                 batch: int, degraded_before: float,
+    def __init__(self, partition: Partition, store: SignalStore, todo: list[str],
+                 me: LeaseOwner, batch: int, degraded_before: float,
                  on_claim: Callable[[list[str]], None] = lambda _: None) -> None:
-        self.ws, self.store, self.me, self.batch = ws, store, me, batch
+        self.partition, self.store, self.me, self.batch = partition, store, me, batch
         self.on_claim = on_claim  # reads what the claimed questions need
         self.degraded_before = degraded_before
         self._queue: deque[str] = deque(todo)
@@ -135,7 +112,7 @@ class LeasedQueue:
                     return None
                 window = [self._queue.popleft()
                           for _ in range(min(len(self._queue), 4 * self.batch))]
-                result = self.store.claim(self.ws.run_id, self.ws.fingerprint.key, window,
+                result = self.store.claim(self.partition.run_id, self.partition.key, window,
                                           self.me, self.batch, self.ttl_s, self.degraded_before)
                 failpoint("diagnosis.claimed")
                 self.on_claim(result.claimed)
@@ -150,13 +127,15 @@ class _Pass:
     so the next prompt is already rendered when a call slot frees, and parsing and storing never
     hold a slot. ``written`` records when this pass wrote each row."""
 
-    def __init__(self, ws: Workspace, source: CaseSource, todo: list[CanonicalPrediction],
-                 store: SignalStore, report: DiagnosisReport, me: LeaseOwner,
-                 degraded_before: float, written: dict[str, float] | None = None) -> None:
-        self.ws, self.source, self.store, self.report, self.me = ws, source, store, report, me
+    def __init__(self, judge: Judge, partition: Partition, source: CaseSource,
+                 todo: list[CanonicalPrediction], store: SignalStore, report: DiagnosisReport,
+                 me: LeaseOwner, degraded_before: float,
+                 written: dict[str, float] | None = None) -> None:
+        self.judge, self.partition, self.source = judge, partition, source
+        self.store, self.report, self.me = store, report, me
         self.by_id = {p.question_id: p for p in todo}
-        self.n_workers = min(len(todo), 2 * ws.loaded.config.diag.concurrency)
-        self.queue = LeasedQueue(ws, store, list(self.by_id), me, max(8, self.n_workers),
+        self.n_workers = min(len(todo), 2 * partition.loaded.config.diag.concurrency)
+        self.queue = LeasedQueue(partition, store, list(self.by_id), me, max(8, self.n_workers),
                                  degraded_before,
                                  lambda ids: source.load([self.by_id[q] for q in ids]))
         self.committer = GroupCommit(store, me, written)
@@ -167,9 +146,10 @@ class _Pass:
         from split_assets.judge.prompts import load_templates
 
         started = time.monotonic()
-        judge = self.ws.judge
-        judge.start(self.store, self.ws.fingerprint.key,
-                    load_templates(self.ws.loaded.paths.prompts_dir, judge.required_templates()))
+        judge = self.judge
+        judge.start(self.store, self.partition.key,
+                    load_templates(self.partition.loaded.paths.prompts_dir,
+                                   judge.required_templates()))
         background = [asyncio.create_task(self._ticker(progress, every_s, started)),
                       asyncio.create_task(self._heartbeat(progress))]
         tasks: list[asyncio.Task[None]] = []
@@ -198,7 +178,7 @@ class _Pass:
     async def _worker(self) -> None:
         while (qid := await self.queue.next()) is not None:  # each question to one worker
             p = self.by_id[qid]
-            await self._store(p, await self.ws.judge.diagnose(self.source.case(p)))
+            await self._store(p, await self.judge.diagnose(self.source.case(p)))
             self.source.drop(p)
 
     async def _store(self, p: CanonicalPrediction, outcome: JudgeOutcome) -> None:
@@ -209,7 +189,7 @@ class _Pass:
             return
         failpoint("diagnosis.before_commit")
         # committed before moving on: a crash loses nothing finished
-        await self.committer.commit(signal_row(self.ws, p, outcome))
+        await self.committer.commit(signal_row(self.partition, p, outcome))
         failpoint("diagnosis.after_commit")
         self.mine.add(p.question_id)
         report.failed_now.discard(p.question_id)
@@ -243,12 +223,13 @@ class _Pass:
                 progress(f"lease heartbeat failed ({exc.what}); retrying")
 
 
-def signal_row(ws: Workspace, p: CanonicalPrediction, outcome: JudgeOutcome) -> SignalRow:
+def signal_row(partition: Partition, p: CanonicalPrediction,
+               outcome: JudgeOutcome) -> SignalRow:
     """The row of one judged answer (degraded when the judge gave no valid diagnosis)."""
     d = outcome.diagnosis
     return SignalRow(
-        question_id=p.question_id, baseline_run_id=ws.run_id,
-        diag_fingerprint=ws.fingerprint.key, video_id=p.video_id, task_type=p.task_type,
+        question_id=p.question_id, baseline_run_id=partition.run_id,
+        diag_fingerprint=partition.key, video_id=p.video_id, task_type=p.task_type,
         tier=d.tier if d else "T1", error_type=d.error_type if d else None,
         cause_category=d.cause_category if d else None,
         evolution_target=d.evolution_target if d else None, degraded=d is None,
@@ -257,15 +238,6 @@ def signal_row(ws: Workspace, p: CanonicalPrediction, outcome: JudgeOutcome) -> 
         confidence=d.confidence if d else None, reported_model=outcome.reported_model,
         prompt_tokens=outcome.prompt_tokens, completion_tokens=outcome.completion_tokens,
         latency_ms=outcome.latency_ms)
-
-
-def progress_line(done: int, total: int, elapsed_s: float, report: DiagnosisReport) -> str:
-    rate = done / elapsed_s if elapsed_s > 0 else 0.0
-    eta = (total - done) / rate if rate > 0 else 0.0
-    calls_rate = report.calls / elapsed_s if elapsed_s > 0 else 0.0
-    return (f"diagnosis {done}/{total} ({rate:.1f}/s, ETA {eta:.0f}s, calls {report.calls} "
-            f"({calls_rate:.1f}/s), cache hits {report.cache_hits}, "
-            f"tokens spent {report.prompt_tokens + report.completion_tokens})")
 
 
 @contextmanager
@@ -297,118 +269,65 @@ def _long_lived_inputs_frozen() -> Iterator[None]:
         gc.unfreeze()
 
 
-def diagnose(ws: Workspace, plan: DiagnosisPlan, store: SignalStore,
-             progress: Callable[[str], None] = lambda _: None,
+def diagnose(judge: Judge | None, inputs: Inputs, partition: Partition, plan: DiagnosisPlan,
+             store: SignalStore, progress: Callable[[str], None] = lambda _: None,
              progress_every_s: float = 10.0) -> DiagnosisReport:
     """Carry out ``plan`` under per-question leases, sharing the work with any other live run
     of the partition (``refuse_if_leased`` is --no-wait's check); what ends degraded, or got no
     answer from the endpoint, gets one more pass in the same run. Questions the plan settled
     (degraded, accepted by a frozen split) are not sent again, so that split stays what it
-    is."""
+    is. ``judge`` is None for a stale partition, which can have nothing left to diagnose."""
     todo = plan.todo
+    if judge is None and todo:
+        raise ConfigError(f"partition {partition.key} is stale: it can be re-frozen from its "
+                          "stored diagnoses, not diagnosed again", f"judge of {partition.key}",
+                          "materialize the current config's partition")
     report = DiagnosisReport(total_wrong=len(plan.wrong), already_done=plan.already_done,
                              settled_degraded=len(plan.settled))
-    store.record_fingerprint(ws.fingerprint.key, ws.fingerprint.components)  # for --diff
+    store.record_fingerprint(partition.key, partition.fingerprint.components)  # for --diff
     me = LeaseOwner.this_process()
-    if todo:
+    if judge is not None and todo:
         with _collector_paused():  # a bulk load of acyclic records: nothing to collect yet
-            source = ws.case_source(todo, batched=True)
+            source = CaseSource(inputs, todo, batched=True)
         with _long_lived_inputs_frozen():
-            mine = _two_passes(ws, source, todo, store, report, me, progress, progress_every_s)
-        rows = {r.question_id: r for r in store.rows(ws.run_id, ws.fingerprint.key)}
+            mine = _two_passes(judge, partition, source, todo, store, report, me, progress,
+                               progress_every_s)
+        rows = {r.question_id: r for r in store.rows(partition.run_id, partition.key)}
         report.mine = mine
         report.by_others = {p.question_id for p in todo if p.question_id not in mine
                             and p.question_id in rows and not rows[p.question_id].degraded}
         report.call_failures = sorted(p.question_id for p in todo if p.question_id not in rows)
     wrong_ids = {p.question_id for p in plan.wrong}
-    report.still_degraded = sorted(_degraded_ids(store, ws, wrong_ids) - plan.settled)
-    ws.signals_changed()
+    report.still_degraded = sorted(degraded_ids(store, partition, wrong_ids) - plan.settled)
     return report
 
 
-def _two_passes(ws: Workspace, source: CaseSource, todo: list[CanonicalPrediction],
-                store: SignalStore, report: DiagnosisReport, me: LeaseOwner,
-                progress: Callable[[str], None], every_s: float) -> set[str]:
+def _two_passes(judge: Judge, partition: Partition, source: CaseSource,
+                todo: list[CanonicalPrediction], store: SignalStore, report: DiagnosisReport,
+                me: LeaseOwner, progress: Callable[[str], None], every_s: float) -> set[str]:
     """The pass over ``todo``, then one more over what it degraded (unless another run has
     retried it since) or got no answer for."""
     written: dict[str, float] = {}
-    mine = asyncio.run(_Pass(ws, source, todo, store, report, me, store.now(), written)
-                       .run(progress, every_s))
-    now = store.updated_at(ws.run_id, ws.fingerprint.key, mine)
-    again = {q for q in _degraded_ids(store, ws, mine)
+    mine = asyncio.run(_Pass(judge, partition, source, todo, store, report, me, store.now(),
+                             written).run(progress, every_s))
+    now = store.updated_at(partition.run_id, partition.key, mine)
+    again = {q for q in degraded_ids(store, partition, mine)
              if now.get(q) == written.get(q)} | report.failed_now
     retry = [p for p in todo if p.question_id in again]
     if retry:
         report.retried_degraded = len(retry)
         progress(f"{len(retry)} diagnosis(es) degraded or unanswered: one more pass")
-        mine |= asyncio.run(_Pass(ws, source, retry, store, report, me, float("inf"))
-                            .run(progress, every_s))
+        mine |= asyncio.run(_Pass(judge, partition, source, retry, store, report, me,
+                                  float("inf")).run(progress, every_s))
     return mine
 
 
-def merge_reports(ws: Workspace, store: SignalStore,
-                  reports: list[DiagnosisReport]) -> DiagnosisReport:
-    """One report of a run's diagnosis shards: their counts summed; what is still unanswered
-    or degraded read from the store once every shard has ended."""
-    if len(reports) == 1:
-        return reports[0]
-    first = min(reports, key=lambda r: r.already_done)  # the shard that started first
-    merged = DiagnosisReport(total_wrong=first.total_wrong, already_done=first.already_done,
-                             settled_degraded=first.settled_degraded)
-    for r in reports:
-        for name in ("diagnosed", "degraded", "calls", "cache_hits", "prompt_tokens",
-                     "cached_tokens", "completion_tokens", "retried_degraded"):
-            setattr(merged, name, getattr(merged, name) + getattr(r, name))
-        merged.latencies_ms += r.latencies_ms
-        merged.wall_s = max(merged.wall_s, r.wall_s)
-    rows = {r.question_id for r in store.rows(ws.run_id, ws.fingerprint.key)}
-    merged.call_failures = sorted({q for r in reports for q in r.call_failures if q not in rows})
-    # finished by someone else, and not by another shard of this run
-    merged.mine = set().union(*(r.mine for r in reports))
-    merged.by_others = set().union(*(r.by_others for r in reports)) - merged.mine
-    plan = ws.diagnosis_plan(store)
-    merged.still_degraded = sorted(_degraded_ids(store, ws, {p.question_id for p in plan.wrong})
-                                   - plan.settled)
-    return merged
-
-
-def refuse_if_leased(ws: Workspace, store: SignalStore, plan: DiagnosisPlan) -> None:
+def refuse_if_leased(partition: Partition, store: SignalStore, plan: DiagnosisPlan) -> None:
     """--no-wait: refuse at once (UserError) while another live run holds leases on the
     questions to diagnose, instead of sharing the work."""
-    foreign = store.foreign_leases(ws.run_id, ws.fingerprint.key, plan.todo_ids,
+    foreign = store.foreign_leases(partition.run_id, partition.key, plan.todo_ids,
                                    LeaseOwner.this_process())
     if foreign.count:
         raise UserError(f"another run is diagnosing this partition ({foreign.describe()})",
-                        f"{ws.fingerprint.key} in {ws.loaded.paths.signals_db}",
+                        f"{partition.key} in {partition.loaded.paths.signals_db}",
                         "wait for it to finish, or run without --no-wait to share the work")
-
-
-def _degraded_ids(store: SignalStore, ws: Workspace, among: set[str]) -> set[str]:
-    return {r.question_id for r in store.rows(ws.run_id, ws.fingerprint.key)
-            if r.degraded and not r.infra and r.question_id in among}
-
-
-def stop_unless_settled(ws: Workspace, report: DiagnosisReport, allowed: int,
-                        tag: str) -> None:
-    """Nothing is frozen from a transient failure: an unanswered question, or more degraded
-    diagnoses than ``--allow-degraded`` accepts, stops the run here (exit 1)."""
-    from split_assets.errors import RunFailure
-
-    if report.call_failures:
-        gone = report.call_failures
-        raise RunFailure(
-            f"the endpoint gave no answer for {len(gone)} question(s) even after a second pass "
-            f"(e.g. {', '.join(gone[:5])}); nothing was frozen", ws.fingerprint.key,
-            "check the endpoint, then run again: finished diagnoses are kept and not paid twice",
-            {"unanswered": len(gone), "calls": report.calls,
-             "diagnosed_now": report.diagnosed})
-    if len(report.still_degraded) > allowed:
-        stuck = report.still_degraded
-        raise RunFailure(
-            f"{len(stuck)} diagnosis(es) stayed degraded after a second pass (e.g. "
-            f"{', '.join(stuck[:5])}); the split was not frozen", ws.fingerprint.key,
-            "materialize again to retry them (finished diagnoses are kept and not paid "
-            f"twice), or accept them as not-T2 with --allow-degraded {len(stuck)} "
-            f"(run tag {tag})",
-            {"degraded": len(stuck), "allowed": allowed, "degraded_questions": stuck[:100],
-             "calls": report.calls, "diagnosed_now": report.diagnosed})

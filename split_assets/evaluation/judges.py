@@ -14,7 +14,7 @@ from split_assets.errors import InputError
 from split_assets.evaluation.agreement import AgreementReport, Kappa, Pair, report
 
 if TYPE_CHECKING:
-    from split_assets.workspace import Workspace
+    from split_assets.partition import Partition
 
 TIERS = ("T1", "T2")
 
@@ -63,20 +63,22 @@ def pairs_of(a: dict[str, SignalRow], b: dict[str, SignalRow], field: str) -> li
                  str(getattr(b[q], field))) for q in sorted(a.keys() & b.keys())]
 
 
-def compare_fingerprints(ws: Workspace, a: str, b: str, seed: int = 0) -> JudgeComparison:
-    """Kappa of fingerprint ``a`` against ``b`` on the baseline run of ``ws``."""
-    with ws.store(read_only=True, required=True) as store:
-        rows = {key: usable(store.rows(ws.run_id, key)) for key in (a, b)}
+def compare_fingerprints(partition: Partition, a: str, b: str,
+                         seed: int = 0) -> JudgeComparison:
+    """Kappa of fingerprint ``a`` against ``b`` on the baseline run of ``partition`` (its
+    signal store and floors)."""
+    with partition.store(read_only=True, required=True) as store:
+        rows = {key: usable(store.rows(partition.run_id, key)) for key in (a, b)}
     for key, flag in ((a, "--a"), (b, "--b")):
         if not rows[key]:
-            raise InputError(f"no diagnoses of run {ws.run_id} under {key}", flag,
+            raise InputError(f"no diagnoses of run {partition.run_id} under {key}", flag,
                              "name a fingerprint diagnosed with this signal store "
                              "('split-assets fingerprint' prints the config's own)")
     ra, rb = rows[a], rows[b]
     if not ra.keys() & rb.keys():
         raise InputError(f"{a} and {b} diagnosed no question in common", "--a/--b",
                          "compare two fingerprints of the same baseline run")
-    floor_k = ws.loaded.config.video_split.floor_k
+    floor_k = partition.loaded.config.video_split.floor_k
     t2 = {key: Counter(r.task_type for r in rows[key].values() if r.tier == "T2")
           for key in (a, b)}
     floors = [FloorChange(t, f, t2[a][t], t2[b][t]) for t, f in sorted(floor_k.items())]

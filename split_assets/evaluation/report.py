@@ -28,19 +28,21 @@ from split_assets.split.layout import EVALUATED_POOLS
 from split_assets.split.stats import markdown_table
 
 if TYPE_CHECKING:
-    from split_assets.workspace import Workspace
+    from split_assets.inputs import Inputs
+    from split_assets.partition import Partition
 BIAS_NOTE = ("no control run: the validation gain is biased upward (validation was chosen "
              "with the baseline's wrong answers in view, so a plain re-run gains there by "
              "regression to the mean); set evaluation.control_run or pass --control")
 
 
-def load_pools(ws: Workspace) -> dict[str, Any]:
-    """The frozen pools.json of the config's split, checked against its manifest."""
-    manifest = ws.frozen_manifest()
-    data = ws.files.pools.read_bytes()
+def load_pools(partition: Partition) -> dict[str, Any]:
+    """The frozen pools.json of the partition's split, checked against its manifest."""
+    manifest = partition.frozen_manifest()
+    data = partition.files.pools.read_bytes()
     if sha256_hex(data) != manifest["pools_sha256"]:
-        raise UserError(f"{ws.files.pools} does not hash to the manifest's pools_sha256",
-                        str(ws.files.pools), "re-freeze the split with 'split-assets run'")
+        raise UserError(f"{partition.files.pools} does not hash to the manifest's "
+                        "pools_sha256", str(partition.files.pools),
+                        "re-freeze the split with 'split-assets run'")
     return json.loads(data)
 
 
@@ -119,28 +121,29 @@ def text(report: dict[str, Any]) -> str:
     return "\n".join([title, *lines, *notes])
 
 
-def compare_runs(ws: Workspace, candidate: str, control: str | None,
+def compare_runs(inputs: Inputs, partition: Partition, candidate: str, control: str | None,
                  pools: tuple[str, ...] = EVALUATED_POOLS, control_where: str = "--control",
                  skip_incomplete: bool = False) -> dict[str, Any]:
     """The report of ``candidate`` (and ``control``) on the config's frozen split. With
     ``skip_incomplete`` a pool the runs did not fully answer gets a note instead of an error
     (the asset: a candidate needs predictions only for the pools it is compared on)."""
-    _check_roles(ws.run_id, candidate, control, control_where)
-    doc = load_pools(ws)
-    manifest = ws.frozen_manifest()
-    if predictions_digest(ws.predictions) != manifest["input_digests"]["baseline_predictions"]:
-        raise UserError(f"the baseline run {ws.run_id!r} changed since the split was frozen",
-                        str(ws.files.manifest),
-                        f"freeze it again: split-assets run --config {ws.config_path} (move the "
-                        "old split folder away first)")
+    _check_roles(partition.run_id, candidate, control, control_where)
+    doc = load_pools(partition)
+    manifest = partition.frozen_manifest()
+    if (predictions_digest(inputs.predictions)
+            != manifest["input_digests"]["baseline_predictions"]):
+        raise UserError(f"the baseline run {partition.run_id!r} changed since the split was "
+                        "frozen", str(partition.files.manifest),
+                        f"freeze it again: split-assets run --config {inputs.loaded.path} (move "
+                        "the old split folder away first)")
     runs = [(candidate, "candidate")] + ([(control, "control")] if control is not None else [])
-    answered = {run: ws.inputs.outcomes(run, role, "--candidate" if role == "candidate"
+    answered = {run: inputs.outcomes(run, role, "--candidate" if role == "candidate"
                                  else control_where).correct for run, role in runs}
     chosen, notes = _complete_pools(doc, pools, runs, answered, skip_incomplete)
     cand = {q: bool(v) for q, v in answered[candidate].items() if v is not None}
     ctrl = ({q: bool(v) for q, v in answered[control].items() if v is not None}
             if control is not None else None)
-    report = evaluate(doc, ws.benchmark, cand, ctrl,
+    report = evaluate(doc, inputs.benchmark, cand, ctrl,
                       {"candidate": candidate, "control": control}, tuple(chosen))
     for pool, note in notes.items():
         report["pools"][pool] = {"note": note}

@@ -17,17 +17,11 @@ from __future__ import annotations
 import asyncio
 import os
 import random
-import ssl
-import threading
 import time
 from collections.abc import Awaitable, Callable
-from concurrent.futures import Future
 from dataclasses import dataclass, replace
-from email.utils import parsedate_to_datetime
 from typing import Any
 
-import aiohttp
-import httpx2  # the openai client's HTTP layer: its TLS defaults are used as they are
 import openai
 import orjson
 from openai import AsyncStream
@@ -37,6 +31,7 @@ from split_assets.config import OpenAIJudgeConfig
 from split_assets.data.signals import SignalStore
 from split_assets.errors import RunFailure, UserError
 from split_assets.judge.base import JudgeOutcome
+from split_assets.judge.endpoint import refused_mode, retry_after, timeout_or_reset, tls_context
 from split_assets.lib.redact import Redactor, secrets_of
 
 KEY_VAR = "OPENAI_API_KEY"
@@ -105,20 +100,6 @@ def _reply_of(data: Any) -> Reply:
                  cached_tokens=int(cached) if isinstance(cached, int) else 0)
 
 
-def _timeout_or_reset(exc: BaseException) -> str:
-    """The aiohttp transport reports a dropped connection as a connect *timeout*; the cause
-    chain tells the two apart, so telemetry says what happened."""
-    seen: BaseException | None = exc
-    while seen is not None:
-        if isinstance(seen, aiohttp.ServerTimeoutError | aiohttp.SocketTimeoutError |
-                      TimeoutError):
-            return "timeout"
-        if isinstance(seen, aiohttp.ClientConnectionError):
-            return "connection_error"
-        seen = seen.__cause__ or seen.__context__
-    return "timeout"
-
-
 def client_redactor(client: openai.AsyncOpenAI) -> Redactor:
     """The redactor of every credential ``client`` sends: its API key (the Authorization
     header), admin key and webhook secret, its custom headers (``OPENAI_CUSTOM_HEADERS``) and
@@ -168,20 +149,6 @@ class CircuitBreaker:
                               "diagnoses are kept and not paid twice")
 
 
-def _retry_after(exc: Exception) -> float | None:
-    response = getattr(exc, "response", None)
-    value = response.headers.get("retry-after") if response is not None else None
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        try:
-            return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
-        except (TypeError, ValueError):
-            return None
-
-
 def _parsed(reply: Reply, parse: Callable[[str], Any] | None) -> Reply:
     if parse is None:
         return reply
@@ -203,49 +170,6 @@ def outcome_of(diagnosis: Any, reason: str | None, spent: list[Reply],
         latency_ms=sum(r.latency_ms for r in spent),
         reported_model=next((r.reported_model for r in reversed(spent) if r.reported_model),
                             None))
-
-
-_TLS: dict[tuple[str | None, str | None], Future[ssl.SSLContext]] = {}
-_TLS_LOCK = threading.Lock()
-
-
-def tls_context() -> Future[ssl.SSLContext]:
-    """The client's default TLS context (CA bundle; SSL_CERT_FILE / SSL_CERT_DIR honoured, as
-    the client would), built once per process in a background thread: reading the CA bundle
-    takes ~50 ms, which then overlaps with loading the inputs instead of delaying the first
-    call. Call it early (the judge does, when it is built); ``.result()`` waits for it."""
-    key = (os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR"))
-    with _TLS_LOCK:
-        future = _TLS.get(key)
-        if future is None:
-            future = _TLS[key] = Future()
-            threading.Thread(target=_build_tls, args=(future,), daemon=True,
-                             name="split-assets-tls").start()
-    return future
-
-
-def _build_tls(future: Future[ssl.SSLContext]) -> None:
-    try:
-        future.set_result(httpx2.create_ssl_context(verify=True, trust_env=True))
-    except BaseException as exc:  # noqa: BLE001 - handed to whoever waits for it
-        future.set_exception(exc)
-
-
-_MODE_WORDS = ("response_format", "json_schema", "json_object", "structured", "schema")
-
-
-def _refused_mode(exc: openai.APIStatusError, mode: str) -> UserError | None:
-    """A 400 that names the response format: the endpoint does not support the configured
-    mode. No fallback (answers of two modes under one fingerprint would mix two judges)."""
-    text = str(exc.message or "").lower()
-    if exc.status_code != 400 or mode == "text" or not any(w in text for w in _MODE_WORDS):
-        return None
-    other = "json_object or text" if mode == "json_schema" else "text"
-    return UserError(f"the endpoint refused response_format {mode} (400: "
-                     f"{' '.join(str(exc.message).split())[:160]})",
-                     "diag.openai.response_format",
-                     f"set it to {other} (a new fingerprint), or use an endpoint that "
-                     f"supports {mode}")
 
 
 class GovernedClient:
@@ -292,40 +216,9 @@ class GovernedClient:
             return hit
         s = self.settings
         for attempt in range(s.max_retries + 1):
-            if self._fatal is not None:
-                raise self._fatal
-            self.breaker.check()  # fail fast, before waiting for a slot
-            retry_after: float | None = None
-            try:
-                async with self._slots:  # checked again: a 401 may come while waiting
-                    if self._fatal is not None:
-                        raise self._fatal
-                    self.breaker.check()
-                    started = time.monotonic()
-                    async with asyncio.timeout(s.timeout_s):  # no extra task, unlike wait_for
-                        reply = await self._call(request)
-            except EndpointAuthError:
-                raise
-            except TimeoutError:
-                status = "timeout"
-            except openai.APITimeoutError as exc:
-                status = _timeout_or_reset(exc)
-            except _Stall as stall:
-                status = stall.status
-            except openai.AuthenticationError:
-                self._record(question_id, attempt, "401", started)
-                self._fatal = EndpointAuthError("the endpoint rejected the API key (401)",
-                                                KEY_VAR, f"set a valid key in {KEY_VAR}")
-                raise self._fatal from None
-            except openai.APIStatusError as exc:
-                status = str(exc.status_code)
-                if exc.status_code < 500 and exc.status_code not in (408, 409, 429):
-                    self._record(question_id, attempt, status, started)
-                    raise self._refused(exc) from None
-                retry_after = _retry_after(exc)
-            except openai.APIConnectionError:
-                status = "connection_error"
-            else:
+            reply, started, status, retry_after = await self._attempt(request, question_id,
+                                                                      attempt)
+            if reply is not None:
                 return await self._answered(reply, started, question_id, attempt, parse)
             self._record(question_id, attempt, status, started)
             self.breaker.failure()
@@ -337,6 +230,44 @@ class GovernedClient:
             await self._sleep(min(delay, s.backoff_max_s))
         raise AssertionError("unreachable")
 
+    async def _attempt(self, request: Prepared, question_id: str,
+                       attempt: int) -> tuple[Reply | None, float, str, float | None]:
+        """One attempt: (the reply, when it started) or (None, start, the status to record,
+        the endpoint's Retry-After). A 401, a refusal and an open breaker raise."""
+        if self._fatal is not None:
+            raise self._fatal
+        self.breaker.check()  # fail fast, before waiting for a slot
+        started = time.monotonic()
+        try:
+            async with self._slots:  # checked again: a 401 may come while waiting
+                if self._fatal is not None:
+                    raise self._fatal
+                self.breaker.check()
+                started = time.monotonic()
+                async with asyncio.timeout(self.settings.timeout_s):  # no extra task
+                    return await self._call(request), started, "", None
+        except EndpointAuthError:
+            raise
+        except TimeoutError:
+            return None, started, "timeout", None
+        except openai.APITimeoutError as exc:
+            return None, started, timeout_or_reset(exc), None
+        except _Stall as stall:
+            return None, started, stall.status, None
+        except openai.AuthenticationError:
+            self._record(question_id, attempt, "401", started)
+            self._fatal = EndpointAuthError("the endpoint rejected the API key (401)",
+                                            KEY_VAR, f"set a valid key in {KEY_VAR}")
+            raise self._fatal from None
+        except openai.APIStatusError as exc:
+            status = str(exc.status_code)
+            if exc.status_code < 500 and exc.status_code not in (408, 409, 429):
+                self._record(question_id, attempt, status, started)
+                raise self._refused(exc) from None
+            return None, started, status, retry_after(exc)
+        except openai.APIConnectionError:
+            return None, started, "connection_error", None
+
     def _refused(self, exc: openai.APIStatusError) -> Exception:
         """What a 4xx refusal means: 403/404 and an unsupported response format stop every
         call that follows; any other stops this question only."""
@@ -345,7 +276,7 @@ class GovernedClient:
                                     f"{self.model!r}", f"diag.model / {URL_VAR}",
                                     "check the model name and the endpoint URL")
         else:
-            refused = _refused_mode(exc, self.settings.response_format)
+            refused = refused_mode(exc, self.settings.response_format)
             if refused is not None:  # an ordinary 400 never clears another call's stop
                 self._fatal = refused
             return refused or CallFailed(f"the endpoint refused the request "
@@ -416,37 +347,42 @@ class GovernedClient:
         return _redacted(reply, self.redact)
 
     async def _stream(self, request: Prepared) -> Reply:
-        s = self.settings
         started = time.monotonic()
         try:
-            async with asyncio.timeout(s.ttft_timeout_s):
+            async with asyncio.timeout(self.settings.ttft_timeout_s):
                 stream = await self._post(request, stream=True)
         except TimeoutError:
             raise _Stall("ttft_timeout") from None
-        pieces: list[str] = []
-        usage, model, first = None, None, True
-        iterator = stream.__aiter__()
-        try:
-            while True:
-                wait = (max(0.0, s.ttft_timeout_s - (time.monotonic() - started)) if first
-                        else s.inter_token_timeout_s)
-                try:
-                    async with asyncio.timeout(wait):
-                        chunk = await iterator.__anext__()
-                except StopAsyncIteration:
-                    break
-                except TimeoutError:
-                    raise _Stall("ttft_timeout" if first else "inter_token_timeout") from None
-                first = False
-                model = chunk.model or model
-                if chunk.usage is not None:
-                    usage = chunk.usage
-                for choice in chunk.choices:
-                    if choice.delta and choice.delta.content:
-                        pieces.append(choice.delta.content)
-        finally:
-            await stream.close()
-        details = getattr(usage, "prompt_tokens_details", None) if usage else None
-        return Reply("".join(pieces), usage.prompt_tokens if usage else 0,
-                     usage.completion_tokens if usage else 0, model,
-                     cached_tokens=int(getattr(details, "cached_tokens", 0) or 0))
+        return await read_stream(stream, self.settings, started)
+
+
+async def read_stream(stream: Any, s: OpenAIJudgeConfig, started: float) -> Reply:
+    """A streamed answer assembled, under the time-to-first-token (from ``started``) and
+    inter-token timeouts (``_Stall`` when one passes); the stream is closed either way."""
+    pieces: list[str] = []
+    usage, model, first = None, None, True
+    iterator = stream.__aiter__()
+    try:
+        while True:
+            wait = (max(0.0, s.ttft_timeout_s - (time.monotonic() - started)) if first
+                    else s.inter_token_timeout_s)
+            try:
+                async with asyncio.timeout(wait):
+                    chunk = await iterator.__anext__()
+            except StopAsyncIteration:
+                break
+            except TimeoutError:
+                raise _Stall("ttft_timeout" if first else "inter_token_timeout") from None
+            first = False
+            model = chunk.model or model
+            if chunk.usage is not None:
+                usage = chunk.usage
+            for choice in chunk.choices:
+                if choice.delta and choice.delta.content:
+                    pieces.append(choice.delta.content)
+    finally:
+        await stream.close()
+    details = getattr(usage, "prompt_tokens_details", None) if usage else None
+    return Reply("".join(pieces), usage.prompt_tokens if usage else 0,
+                 usage.completion_tokens if usage else 0, model,
+                 cached_tokens=int(getattr(details, "cached_tokens", 0) or 0))

@@ -23,7 +23,8 @@ from split_assets.judge.schema import ErrorType
 from split_assets.review.sample import LABEL_COLUMNS
 
 if TYPE_CHECKING:
-    from split_assets.workspace import Workspace
+    from split_assets.inputs import Inputs
+    from split_assets.partition import Partition
 
 REQUIRED = ("baseline_run_id", "question_id", "sampling_weight", "label_tier")
 ERROR_TYPES = frozenset(get_args(ErrorType))
@@ -40,7 +41,7 @@ def _line_error(path: Path, line: int, what: str, fix: str) -> InputError:
     return InputError(what, f"{path} line {line}", fix)
 
 
-def read_labels(ws: Workspace, path: Path, reviewer: str) -> tuple[list[ReviewLabel], int]:
+def read_labels(inputs: Inputs, path: Path, reviewer: str) -> tuple[list[ReviewLabel], int]:
     """Every labelled row of ``path``, checked; (labels, rows left blank)."""
     if not _REVIEWER.match(reviewer):
         raise UserError(f"--reviewer {reviewer!r} is not a plain name", "--reviewer",
@@ -58,7 +59,7 @@ def read_labels(ws: Workspace, path: Path, reviewer: str) -> tuple[list[ReviewLa
     if missing:
         raise _line_error(path, 1, f"missing column(s) {', '.join(missing)}",
                           "keep the header of 'split-assets review export'")
-    wrong = {p.question_id: p for p in ws.predictions if not p.correct and not p.infra}
+    wrong = {p.question_id: p for p in inputs.predictions if not p.correct and not p.infra}
     labels, blank, seen = [], 0, set()
     while True:
         line = reader.line_num + 1  # the file line this row starts on (fields hold newlines)
@@ -68,7 +69,7 @@ def read_labels(ws: Workspace, path: Path, reviewer: str) -> tuple[list[ReviewLa
         if not (row.get("label_tier") or "").strip():
             blank += 1
             continue
-        labels.append(_label(path, line, row, ws.run_id, reviewer, wrong, seen))
+        labels.append(_label(path, line, row, inputs.run_id, reviewer, wrong, seen))
     return labels, blank
 
 
@@ -106,23 +107,26 @@ def _label(path: Path, line: int, row: dict, run_id: str, reviewer: str, wrong: 
                        (row.get("notes") or "").strip())
 
 
-def import_review(ws: Workspace, path: Path, reviewer: str) -> ImportedLabels:
-    """Validate every row, then store them all in one transaction."""
-    labels, blank = read_labels(ws, path, reviewer)
+def import_review(inputs: Inputs, partition: Partition, path: Path,
+                  reviewer: str) -> ImportedLabels:
+    """Validate every row against the baseline's predictions, then store them all in the
+    partition's signal store in one transaction."""
+    labels, blank = read_labels(inputs, path, reviewer)
     if not labels:
         raise InputError("no labelled row (label_tier is blank everywhere)", str(path),
                          "fill label_tier (T1 or T2) for the answers you reviewed")
-    with ws.store() as store:
+    with partition.store() as store:
         store.put_review_labels(labels)
     return ImportedLabels(len(labels), blank)
 
 
-def judge_vs_humans(ws: Workspace, seed: int = 0) -> Kappa | None:
+def judge_vs_humans(partition: Partition, seed: int = 0) -> Kappa | None:
     """Kappa of the judge's tier against every human label of the baseline run (one pair per
     label; weighted by its sampling weight); None without labels on diagnosed questions."""
-    with ws.store(read_only=True) as store:
-        labels = store.review_labels(ws.run_id)
-    judged = {r.question_id: r for r in ws.signal_rows() if not r.infra and not r.degraded}
+    with partition.store(read_only=True) as store:
+        labels = store.review_labels(partition.run_id)
+        judged = {r.question_id: r for r in store.rows(partition.run_id, partition.key)
+                  if not r.infra and not r.degraded}
     pairs = [Pair(x.question_id, x.video_id, x.task_type, judged[x.question_id].tier, x.tier,
                   x.sampling_weight) for x in labels if x.question_id in judged]
     return kappa(pairs, ("T1", "T2"), seed=seed) if pairs else None

@@ -21,13 +21,15 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from split_assets.data.signals import SignalRow
+from split_assets.diagnosis.cases import CaseSource
 from split_assets.errors import InputError, UserError
 from split_assets.judge.render import case_values
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from split_assets.workspace import Workspace
+    from split_assets.inputs import Inputs
+    from split_assets.partition import Partition
 
 STRATA_FIELDS = ("tier", "task_type", "error_type", "difficulty")
 LABEL_COLUMNS = ("label_tier", "label_error_type", "notes")
@@ -85,22 +87,23 @@ def draw(rows: Sequence[SignalRow], difficulty: dict[str, str], n: int,
     return sorted(picked, key=lambda p: p[0].question_id)
 
 
-def export_review(ws: Workspace, n: int, stratify: tuple[str, ...], out: Path,
-                  show_judge: bool = False, seed: int = 0) -> tuple[int, int]:
-    """Write the sample to ``out``; returns (rows written, strata)."""
+def export_review(inputs: Inputs, partition: Partition, n: int, stratify: tuple[str, ...],
+                  out: Path, show_judge: bool = False, seed: int = 0) -> tuple[int, int]:
+    """Write the sample of ``partition``'s diagnoses to ``out``; returns (rows written,
+    strata)."""
     from split_assets.lib.canonical import atomic_write_bytes
 
     if n < 1:
         raise UserError(f"--n {n}: nothing to review", "--n", "sample at least one answer")
-    rows = [r for r in ws.signal_rows(required=True) if not r.infra and not r.degraded]
+    rows = [r for r in partition.rows(required=True) if not r.infra and not r.degraded]
     if not rows:
-        raise InputError(f"no diagnoses of run {ws.run_id} under {ws.fingerprint.key}",
-                         str(ws.loaded.path), "run 'split-assets run' first")
-    questions = {q.question_id: q for q in ws.benchmark.questions}
+        raise InputError(f"no diagnoses of run {partition.run_id} under {partition.key}",
+                         str(partition.loaded.path), "run 'split-assets run' first")
+    questions = {q.question_id: q for q in inputs.benchmark.questions}
     sample = draw(rows, {q: questions[q].difficulty for q in questions}, n, stratify, seed)
-    preds = {p.question_id: p for p in ws.predictions}
+    preds = {p.question_id: p for p in inputs.predictions}
     chosen = [preds[r.question_id] for r, _, _ in sample]
-    cases = {c.question.question_id: c for c in ws.case_source(chosen).cases(chosen)}
+    cases = {c.question.question_id: c for c in CaseSource(inputs, chosen).cases(chosen)}
     columns = (*CASE_COLUMNS, *(JUDGE_COLUMNS if show_judge else ()), *LABEL_COLUMNS)
     # a stratum named by the judge's tier would show the verdict: opaque ids unless shown
     names = {k: k if show_judge else f"s{i + 1:02d}"
@@ -109,10 +112,10 @@ def export_review(ws: Workspace, n: int, stratify: tuple[str, ...], out: Path,
     writer = csv.DictWriter(buffer, fieldnames=columns, lineterminator="\n")
     writer.writeheader()
     for row, key, weight in sample:
-        values = case_values(cases[row.question_id], ws.loaded.config.diag.rules.open_tool)
+        values = case_values(cases[row.question_id], inputs.loaded.config.diag.rules.open_tool)
         q = questions[row.question_id]
         record = {
-            "baseline_run_id": ws.run_id, "question_id": row.question_id,
+            "baseline_run_id": partition.run_id, "question_id": row.question_id,
             "video_id": row.video_id, "task_type": row.task_type, "difficulty": q.difficulty,
             "evidence_spans_s": "; ".join(f"{a:g}-{b:g}" for a, b in q.evidence_spans or ()),
             "question": values["question"], "options": values["options"],

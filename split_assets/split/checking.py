@@ -1,5 +1,8 @@
 """``split-assets verify``: a frozen pools.json checked against the config's inputs -- the six
-invariants, what can be re-derived, and (``recompute``) the selection run again."""
+invariants, what can be re-derived, and (``recompute``) the selection run again.
+
+``check_pools_file(inputs, current, path, recompute)`` receives the config's inputs, the
+config's partition and the file; it returns every check's ``InvariantResult``."""
 
 from __future__ import annotations
 
@@ -12,7 +15,9 @@ from split_assets.split.invariants import InvariantResult, rederived, verify
 from split_assets.split.layout import MANIFEST_FILE, POOLS
 
 if TYPE_CHECKING:
-    from split_assets.workspace import Workspace
+    from split_assets.inputs import Inputs
+    from split_assets.partition import Partition
+    from split_assets.split.problem import SplitProblem
 
 _NOT_OURS = "pass the pools.json printed by 'split-assets run'"
 
@@ -54,32 +59,36 @@ def _json_document(data: bytes, path: Path, fix: str) -> Any:
                         f"{exc.colno}", str(path), fix) from None
 
 
-def check_pools_file(ws: Workspace, path: Path, recompute: bool) -> list[InvariantResult]:
-    """Every check of ``path`` against the workspace's inputs."""
+def check_pools_file(inputs: Inputs, current: Partition, path: Path,
+                     recompute: bool) -> list[InvariantResult]:
+    """Every check of ``path`` against the config's inputs and partition (or the stale
+    partition of the fingerprint the file carries)."""
     data, doc = read_pools_file(path)
-    if doc["baseline_run_id"] != ws.run_id:
+    if doc["baseline_run_id"] != current.run_id:
         raise UserError(f"pools.json is of run {doc['baseline_run_id']!r}, the config of "
-                        f"{ws.run_id!r}", str(path), "pass the config the split was made with")
-    ws = _partition_of(ws, doc["diag_fingerprint"], path)
-    ws.predictions  # noqa: B018 - the inputs first: their errors come before the store's
-    ws.signal_rows(required=True)  # the diagnoses the split consumed: the store must exist
+                        f"{current.run_id!r}", str(path),
+                        "pass the config the split was made with")
+    partition = _partition_of(inputs, current, doc["diag_fingerprint"], path)
+    inputs.predictions  # noqa: B018 - the inputs first: their errors come before the store's
+    rows = partition.rows(required=True)  # the diagnoses the split consumed: the store must exist
     manifest = _manifest(path.parent / MANIFEST_FILE)
-    problem = ws.problem()
-    results = [identity_check(ws, doc, manifest)]
+    problem = inputs.split_problem(rows, partition.key)
+    results = [identity_check(partition, doc, manifest)]
     results += verify(problem, data, manifest.get("pools_sha256") if manifest else None)
     results += rederived(problem, data)
     if recompute:
-        results.append(recompute_check(ws, data, manifest))
+        digests = inputs.input_digests(rows, partition.fingerprint)
+        results.append(recompute_check(partition, problem, digests, data, manifest))
         if manifest is not None:
-            results.append(inputs_check(ws, manifest))
+            results.append(inputs_check(digests, manifest))
     return results
 
 
-def inputs_check(ws: Workspace, manifest: dict[str, Any]) -> InvariantResult:
+def inputs_check(new: dict[str, str], manifest: dict[str, Any]) -> InvariantResult:
     """The input digests now (benchmark, predictions, signals; in full context the skills,
     trees and traces the judge read) against those the manifest recorded at the freeze: an
     input edited since is named even when the split's bytes come out the same."""
-    old, new = manifest.get("input_digests", {}), ws.input_digests
+    old = manifest.get("input_digests", {})
     changed = sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k))
     if changed:
         unrecorded = [k for k in changed if k not in old]
@@ -94,31 +103,33 @@ def inputs_check(ws: Workspace, manifest: dict[str, Any]) -> InvariantResult:
                            {"changed_inputs": ""})
 
 
-def _partition_of(ws: Workspace, key: str, path: Path) -> Workspace:
-    """The workspace of the fingerprint a pools.json carries: the config's, or a stale
-    partition's (an earlier judge whose diagnoses the signal store holds, re-frozen with the
-    current split settings)."""
-    if key == ws.fingerprint.key:
-        return ws
-    with ws.store(read_only=True) as store:
+def _partition_of(inputs: Inputs, current: Partition, key: str, path: Path) -> Partition:
+    """The partition of the fingerprint a pools.json carries: the config's, or a stale one (an
+    earlier judge whose diagnoses the signal store holds, re-frozen with the current split
+    settings)."""
+    from split_assets.partition import stale_partition
+
+    if key == current.key:
+        return current
+    with current.store(read_only=True) as store:
         known = store.fingerprint_components(key) is not None
     if not known:
         raise UserError(f"pools.json is of fingerprint {key}, which the signal store "
-                        f"{ws.loaded.paths.signals_db} does not hold (the config's is "
-                        f"{ws.fingerprint.key})", str(path),
+                        f"{current.loaded.paths.signals_db} does not hold (the config's is "
+                        f"{current.key})", str(path),
                         "pass the config the split was made with")
-    return ws.check_partition(key)
+    return stale_partition(current, key, inputs.predictions)
 
 
-def identity_check(ws: Workspace, doc: dict[str, Any],
+def identity_check(partition: Partition, doc: dict[str, Any],
                    manifest: dict[str, Any] | None) -> InvariantResult:
     """pools.json's own seed, split_id, baseline_run_id and diag_fingerprint agree with the
     manifest beside it and with the config (an edited field, even re-signed in the manifest's
     pools_sha256, shows here)."""
-    vs = ws.loaded.config.video_split
+    vs = partition.loaded.config.video_split
     expected: dict[str, dict[str, Any]] = {
-        "config": {"seed": vs.seed, "split_id": ws.split_id, "baseline_run_id": ws.run_id,
-                   "diag_fingerprint": ws.fingerprint.key}}
+        "config": {"seed": vs.seed, "split_id": partition.split_id,
+                   "baseline_run_id": partition.run_id, "diag_fingerprint": partition.key}}
     if manifest is not None:
         snap = manifest.get("config", {}).get("video_split", {})
         expected["manifest"] = {"seed": snap.get("seed"), "split_id": manifest.get("split_id"),
@@ -149,8 +160,8 @@ def _manifest(path: Path) -> dict[str, Any] | None:
     return doc
 
 
-def recompute_check(ws: Workspace, data: bytes,
-                    manifest: dict[str, Any] | None) -> InvariantResult:
+def recompute_check(partition: Partition, problem: SplitProblem, new: dict[str, str],
+                    data: bytes, manifest: dict[str, Any] | None) -> InvariantResult:
     """Run the selection again from the inputs and compare bytes with a frozen pools.json (the
     split is deterministic: a difference is tampering or changed inputs, and the input digests
     recorded in the manifest tell which)."""
@@ -158,17 +169,16 @@ def recompute_check(ws: Workspace, data: bytes,
     from split_assets.split.selection import select_trainval  # scipy: loaded only when needed
     from split_assets.split.validation import draw_validation
 
-    problem = ws.problem()
     selection = select_trainval(problem)
     fresh = build_pools(problem, selection, draw_validation(problem, selection.trainval),
-                        ws.run_id, ws.fingerprint.key, ws.split_id)
+                        partition.run_id, partition.key, partition.split_id)
     if fresh.data == data:
         return InvariantResult("recomputed_bytes_match", True,
                                f"the selection run again gives the same bytes "
                                f"({fresh.sha256[:12]})", {"sha256": fresh.sha256})
     changed: list[str] = []
     if manifest is not None:
-        old, new = manifest.get("input_digests", {}), ws.input_digests
+        old = manifest.get("input_digests", {})
         changed = sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k))
     why = (f"input digests changed since the freeze: {', '.join(changed)}" if changed else
            "no input digest changed: the file was edited after the freeze")

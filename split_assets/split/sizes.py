@@ -1,20 +1,18 @@
 """The pool sizes every layer derives from the config, decided here once (the config's own
 validation, the split core, the pre-diagnosis checks and the importers' starter config all
-call these). It imports only the errors: anything may use it."""
+call these). It imports only the split's errors: anything may use it."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
-from split_assets.errors import ConfigError
+from split_assets.split.errors import NoTestPool
 
 
 def require_test_pool(n_trainval: int, n_videos: int) -> None:
     """Refuse an ``n_trainval`` that leaves no video for the test pool."""
     if n_trainval >= n_videos:
-        raise ConfigError(f"n_trainval is {n_trainval} but the benchmark has {n_videos} "
-                          "videos, which leaves no test pool", "video_split.n_trainval",
-                          f"set it below {n_videos} (test is every other video)")
+        raise NoTestPool(n_trainval, n_videos)
 
 
 def validation_size(val_ratio: float, n_trainval: int) -> int:

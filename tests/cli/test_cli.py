@@ -254,9 +254,9 @@ def test_infeasible_floor_inside_the_run_keeps_the_diagnoses(small_workspace: Pa
     code, _, err = run_cli("run", "--config", str(small_workspace), "--dry-run")
     assert code == 0, err
     from split_assets.diagnosis.plan import wrong_to_diagnose
-    from split_assets.workspace import Workspace
+    from split_assets.session import Session
 
-    preds = Workspace.open(small_workspace).predictions
+    preds = Session.open(small_workspace).inputs.predictions
     open_ = sum(p.task_type == "Counting Problem" for p in wrong_to_diagnose(preds))
     edit_config(small_workspace, video_split={"floor_k": {"Counting Problem": open_}})
     line = _expect_error(run_cli("run", "--config", str(small_workspace)), 2,
@@ -372,14 +372,14 @@ def test_a_split_failing_a_check_in_memory_is_never_written(small_workspace: Pat
 
     from dagster import AssetCheckKey, DagsterInstance
 
+    from split_assets.session import Session
     from split_assets.split.selection import select_trainval
     from split_assets.split.validation import max_validation_wrong
-    from split_assets.workspace import Workspace
 
     code, out, err = run_cli("run", "--config", str(small_workspace))
     assert code == 0, err
-    ws = Workspace.open(small_workspace)
-    preds, problem = ws.predictions, ws.problem()
+    ws = Session.open(small_workspace)
+    preds, problem = ws.inputs.predictions, ws.problem()
     reachable = max_validation_wrong(problem, select_trainval(problem).trainval)
     wrong = Counter(p.video_id for p in preds if not p.correct)
     bound = sum(sorted(wrong.values(), reverse=True)[:problem.n_validation])

@@ -14,11 +14,12 @@ from helpers.official_layout import answers, write_predictions, write_results
 from split_assets.config import RulesJudgeConfig, load_config
 from split_assets.data.importers import import_predictions, import_videomme
 from split_assets.data.signals import SignalRow, SignalStore
+from split_assets.diagnosis.cases import CaseSource
 from split_assets.diagnosis.plan import wrong_to_diagnose
 from split_assets.errors import UserError
 from split_assets.judge.base import JudgeCase
 from split_assets.judge.rules import RulesJudge
-from split_assets.workspace import Workspace
+from split_assets.session import Session
 
 
 def _import(tmp_path: Path, run: str, n_videos: int = 30, **kw: object) -> Path:
@@ -114,9 +115,9 @@ def test_answer_only_rules_judge_uses_reference_runs(tmp_path: Path) -> None:
     ws = _import(tmp_path, "base", n_videos=60)
     _import(tmp_path, "ref1", n_videos=60)
     _import(tmp_path, "ref2", n_videos=60)
-    workspace = Workspace.open(ws / "video_split.yaml")
-    wrong = wrong_to_diagnose(workspace.predictions)
-    cases = workspace.case_source(wrong).cases(wrong)
+    inputs = Session.open(ws / "video_split.yaml").inputs
+    wrong = wrong_to_diagnose(inputs.predictions)
+    cases = CaseSource(inputs, wrong).cases(wrong)
     assert all(len(c.reference_wrong) == 2 for c in cases)
     params = RulesJudgeConfig()
     for needed in (1, 2):

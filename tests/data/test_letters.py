@@ -2,7 +2,7 @@
 
 import pytest
 
-from split_assets.data.harness import extract_letter
+from split_assets.data.letters import extract_letter
 
 
 @pytest.mark.parametrize(("raw", "letter"), [

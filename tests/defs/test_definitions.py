@@ -102,11 +102,11 @@ def test_diagnosis_shards_run_in_parallel_processes_and_pay_once(
     import sys
 
     from split_assets.diagnosis.plan import wrong_to_diagnose
-    from split_assets.workspace import Workspace
+    from split_assets.session import Session
 
     edit_config(openai_config, diag={"shards": 3, "concurrency": 2})
     server.latency_s = 0.15  # one shard alone would take seconds: the others start meanwhile
-    n_wrong = len(wrong_to_diagnose(Workspace.open(openai_config).predictions))
+    n_wrong = len(wrong_to_diagnose(Session.open(openai_config).inputs.predictions))
     code, out, err = run_cli("fingerprint", "--config", str(openai_config), "--register")
     assert code == 0, err
     env = dict(os.environ, DAGSTER_HOME=str(dagster_home),
@@ -154,10 +154,10 @@ def test_each_run_reads_the_config_afresh(small_workspace: Path) -> None:
     from dagster import DagsterInstance
 
     from split_assets.defs.instance import register_partition
-    from split_assets.workspace import Workspace
+    from split_assets.session import Session
 
     instance = DagsterInstance.get()
-    key = Workspace.open(small_workspace).fingerprint.key
+    key = Session.open(small_workspace).partition.key
     register_partition(instance, key)
     job = make_definitions(small_workspace).resolve_job_def(SPLIT_JOB)
     selection = [AssetKey("canonical_predictions")]
@@ -172,29 +172,29 @@ def test_each_run_reads_the_config_afresh(small_workspace: Path) -> None:
         failure.step_failure_data.user_failure_data.description
 
 
-def test_checks_run_on_their_own_per_partition(
+def test_frozen_pools_records_its_seven_checks_per_partition(
         small_workspace: Path, run_cli: Callable[..., tuple[int, str, str]]) -> None:
-    """The checks are partitioned like the assets: run on their own (the Checks tab's
-    "Execute"), each result belongs to one fingerprint's split."""
+    """frozen_pools evaluates its checks itself (check_specs) before it writes: a run records
+    each one's result for its fingerprint's split, and the run carries the judge's tags."""
     from dagster import AssetCheckKey, DagsterInstance
 
     from split_assets.split.invariants import INVARIANTS
 
-    code, _, err = run_cli("run", "--config", str(small_workspace))
+    code, out, err = run_cli("run", "--config", str(small_workspace))
     assert code == 0, err
     # the run says which fingerprint and judge it is about (a UI run gets the same tags)
     (run,) = DagsterInstance.get().get_runs(limit=1)
-    key = kv(_)["fingerprint"]
+    key, split = kv(out)["fingerprint"], kv(out)["split_id"]
     assert {k: v for k, v in run.tags.items() if k.startswith("split_assets/")} == {
         "split_assets/fingerprint": key, "split_assets/judge": "rules",
         "split_assets/model": "rules-v1", "split_assets/prompt_version": "v1",
         "split_assets/context": "full", "split_assets/diagnosis": "true"}
-    keys = {AssetCheckKey(AssetKey("frozen_pools"), name)
-            for name in (*INVARIANTS, "mcnemar_power")}
-    job = make_definitions(small_workspace).resolve_job_def(SPLIT_JOB)
-    result = job.get_subset(asset_selection=set(), asset_check_selection=keys) \
-        .execute_in_process(instance=DagsterInstance.get(), partition_key=key)
-    evaluations = [e.event_specific_data for e in result.all_events
-                   if e.event_type_value == "ASSET_CHECK_EVALUATION"]
-    assert sorted(e.check_name for e in evaluations if e.passed) == sorted(
-        k.name for k in keys)
+    keys = [AssetCheckKey(AssetKey("frozen_pools"), name)
+            for name in (*INVARIANTS, "mcnemar_power")]
+    latest = DagsterInstance.get().event_log_storage.get_latest_asset_check_execution_by_key(
+        keys)
+    for check in keys:
+        evaluation = latest[check].event.dagster_event.event_specific_data
+        assert evaluation.passed, check
+        assert evaluation.partition == key
+        assert evaluation.description.startswith(f"split {split}: ")

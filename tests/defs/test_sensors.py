@@ -11,20 +11,20 @@ from dagster import DagsterInstance, SensorResult, SkipReason, build_sensor_cont
 
 from split_assets.definitions import SPLIT_JOB, make_definitions
 from split_assets.defs.instance import register_partition
-from split_assets.defs.resources import SplitConfigResource
+from split_assets.defs.resources import SessionResource
 from split_assets.defs.sensors import InvalidConfigTick, register_current_fingerprint
-from split_assets.workspace import Workspace
+from split_assets.session import Session
 
 
 def _tick(config: Path) -> SensorResult | SkipReason:
     context = build_sensor_context(
         instance=DagsterInstance.get(),
-        resources={"split_config": SplitConfigResource(config_path=str(config))})
+        resources={"session": SessionResource(config_path=str(config))})
     return register_current_fingerprint(context)
 
 
 def test_registers_the_current_fingerprint_once(small_workspace: Path) -> None:
-    key = Workspace.open(small_workspace).fingerprint.key
+    key = Session.open(small_workspace).partition.key
     result = _tick(small_workspace)
     assert isinstance(result, SensorResult)
     (request,) = result.dynamic_partitions_requests
@@ -33,7 +33,7 @@ def test_registers_the_current_fingerprint_once(small_workspace: Path) -> None:
     register_partition(DagsterInstance.get(), key)
     assert isinstance(_tick(small_workspace), SkipReason)
     edit_config(small_workspace, diag={"prompt_version": "v2"})  # a new judge
-    new = Workspace.open(small_workspace).fingerprint.key
+    new = Session.open(small_workspace).partition.key
     assert new != key
     assert list(_tick(small_workspace).dynamic_partitions_requests[0].partition_keys) == [new]
 

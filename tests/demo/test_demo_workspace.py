@@ -441,7 +441,7 @@ def test_directory_handling(tmp_path: Path) -> None:
 
 def test_every_reply_extracts_to_its_recorded_letter(tmp_path: Path) -> None:
     """The canonical letter (Video-MME's extraction of raw_response) is the intended one."""
-    from split_assets.data.harness import extract_letter
+    from split_assets.data.letters import extract_letter
 
     build_workspace(tmp_path / "ws", n_videos=60, seed=3)
     conn = sqlite3.connect(tmp_path / "ws" / "harness.db")

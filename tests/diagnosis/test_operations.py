@@ -137,7 +137,7 @@ def assert_no_half_split(ws: Path) -> None:
 KILL_POINTS = [  # each a different state on disk when the process dies
     "run.registered", "diagnosis.claimed", "diagnosis.before_commit:2",
     "diagnosis.after_commit:3", "selection.done", "freeze.tmp_created", "freeze.pools_written",
-    "freeze.manifest_written", "freeze.renamed", "checks.start",
+    "freeze.manifest_written", "freeze.renamed",
 ]
 
 
@@ -299,16 +299,16 @@ def test_a_degraded_diagnosis_freezes_nothing_until_it_is_diagnosed(
 
 
 def _fingerprint(config: Path) -> str:
-    from split_assets.workspace import Workspace
+    from split_assets.session import Session
 
-    return Workspace.open(config).fingerprint.key
+    return Session.open(config).partition.key
 
 
 def _wrong_ids(config: Path) -> list[str]:
     from split_assets.diagnosis.plan import wrong_to_diagnose
-    from split_assets.workspace import Workspace
+    from split_assets.session import Session
 
-    return [p.question_id for p in wrong_to_diagnose(Workspace.open(config).predictions)]
+    return [p.question_id for p in wrong_to_diagnose(Session.open(config).inputs.predictions)]
 
 
 def test_an_endpoint_that_never_answers_leaves_no_row_and_freezes_nothing(
@@ -332,8 +332,9 @@ def test_two_concurrent_passes_retry_a_degraded_question_once(
         ops_template: Path, tmp_path: Path, env: dict[str, str], server: FakeLLM) -> None:
     import threading
 
-    from split_assets.diagnosis.runner import diagnose
-    from split_assets.workspace import Workspace
+    from helpers.openai_workspace import diagnose_plan
+
+    from split_assets.session import Session
 
     config = workspace(ops_template, tmp_path)
     bad: list[str] = []  # the first question asked: every answer to it is invalid
@@ -341,9 +342,9 @@ def test_two_concurrent_passes_retry_a_degraded_question_once(
     reports = []
 
     def one_run() -> None:  # a run of its own: its own judge, store connection and leases
-        ws = Workspace.open(config)
-        with ws.store() as store:
-            reports.append(diagnose(ws, ws.diagnosis_plan(store), store))
+        ws = Session.open(config)
+        with ws.partition.store() as store:
+            reports.append(diagnose_plan(ws, store))
 
     threads = [threading.Thread(target=one_run) for _ in range(2)]
     for thread in threads:

@@ -80,16 +80,16 @@ def test_plan_equals_run(small_workspace: Path, run_cli: Cli) -> None:
 
 
 def _baseline(config: Path) -> str:
-    from split_assets.workspace import Workspace
+    from split_assets.session import Session
 
-    return Workspace.open(config).run_id
+    return Session.open(config).partition.run_id
 
 
 def test_each_shard_takes_its_own_stripe_first_and_the_rest_after(small_workspace: Path) -> None:
     from split_assets.diagnosis.plan import plan_diagnosis
-    from split_assets.workspace import Workspace
+    from split_assets.session import Session
 
-    plan = plan_diagnosis(Workspace.open(small_workspace).predictions, set(), frozenset())
+    plan = plan_diagnosis(Session.open(small_workspace).inputs.predictions, set(), frozenset())
     ids = plan.todo_ids
     assert plan.shard(0, 1) is plan
     shards = [plan.shard(i, 3) for i in range(3)]

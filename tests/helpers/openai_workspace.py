@@ -12,9 +12,11 @@ import pytest
 from conftest import edit_config
 
 from helpers.llm_server import FakeLLM
-from split_assets.diagnosis.plan import wrong_to_diagnose
+from split_assets.data.signals import SignalStore
+from split_assets.diagnosis.plan import plan_for, wrong_to_diagnose
+from split_assets.diagnosis.report import DiagnosisReport
 from split_assets.diagnosis.runner import diagnose
-from split_assets.workspace import Workspace
+from split_assets.session import Session
 
 
 @pytest.fixture
@@ -35,14 +37,20 @@ def openai_config(small_workspace: Path, server: FakeLLM,
                    "timeout_s": 5.0}})
 
 
+def diagnose_plan(s: Session, store: SignalStore) -> DiagnosisReport:
+    """Diagnose what the session's plan has to do now, as a diagnosis step does."""
+    return diagnose(s.judge, s.inputs, s.partition,
+                    plan_for(s.inputs.predictions, s.partition, store), store)
+
+
 def run_diagnosis(config: Path):  # noqa: ANN201 - (report, rows, n_wrong)
-    ws = Workspace.open(config)
-    with ws.store() as store:
+    ws = Session.open(config)
+    with ws.partition.store() as store:
         try:
-            report = diagnose(ws, ws.diagnosis_plan(store), store)
+            report = diagnose_plan(ws, store)
         finally:
-            rows = [r for r in store.rows(ws.run_id, ws.fingerprint.key) if not r.infra]
-    return report, rows, len(wrong_to_diagnose(ws.predictions))
+            rows = [r for r in store.rows(ws.partition.run_id, ws.partition.key) if not r.infra]
+    return report, rows, len(wrong_to_diagnose(ws.inputs.predictions))
 
 
 def statuses(config: Path) -> list[str]:

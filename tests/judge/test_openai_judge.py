@@ -13,7 +13,7 @@ from helpers.openai_workspace import run_diagnosis, statuses
 
 from split_assets.data.signals import SignalStore
 from split_assets.errors import RunFailure, UserError
-from split_assets.workspace import Workspace
+from split_assets.session import Session
 
 
 def test_every_wrong_answer_diagnosed_once_then_cached(openai_config: Path,
@@ -89,7 +89,7 @@ def test_streaming_stalls_time_out_and_retry(openai_config: Path, server: FakeLL
     assert statuses(openai_config).count(status) == 1
     # the stalled attempt held its slot until the timeout: its latency is reported too
     with SignalStore(openai_config.parent / "signals.db") as store:
-        fp = Workspace.open(openai_config).fingerprint.key
+        fp = Session.open(openai_config).partition.key
         latency = store.latency_by_status(fp)
     assert latency[status]["n"] == 1 and latency[status]["p50_ms"] >= 450
     assert latency["ok"]["n"] == n_wrong
@@ -163,12 +163,12 @@ def test_switching_judge_makes_a_new_partition(small_workspace: Path, openai_con
 
     edit_config(openai_config, diag={"judge": "rules", "model": "rules-v1"})
     assert main(["run", "--config", str(openai_config)]) == 0
-    rules_fp = Workspace.open(openai_config).fingerprint.key
+    rules_fp = Session.open(openai_config).partition.key
     db = openai_config.parent / "signals.db"
     before = sqlite3.connect(db).execute(
         "SELECT * FROM signals WHERE diag_fingerprint = ? ORDER BY 1", (rules_fp,)).fetchall()
     edit_config(openai_config, diag={"judge": "openai", "model": "fake-model"})
-    assert Workspace.open(openai_config).fingerprint.key != rules_fp
+    assert Session.open(openai_config).partition.key != rules_fp
     run_diagnosis(openai_config)
     after = sqlite3.connect(db).execute(
         "SELECT * FROM signals WHERE diag_fingerprint = ? ORDER BY 1", (rules_fp,)).fetchall()
@@ -182,11 +182,11 @@ def test_changing_one_prompt_changes_the_fingerprint(openai_config: Path,
     prompts = tmp_path / "prompts"
     shutil.copytree(Path(__file__).parents[2] / "prompts", prompts)
     edit_config(openai_config, diag={"prompts_dir": str(prompts)})
-    key = Workspace.open(openai_config).fingerprint.key
+    key = Session.open(openai_config).partition.key
     (prompts / "confirmation_bias.md").write_text("Did the agent commit early?\n")
-    assert Workspace.open(openai_config).fingerprint.key != key
+    assert Session.open(openai_config).partition.key != key
     edit_config(openai_config, diag={"openai": {"temperature": 0.7}})
-    assert Workspace.open(openai_config).fingerprint.key != key
+    assert Session.open(openai_config).partition.key != key
 
 
 def test_dry_run_checks_environment_and_calls_nothing(openai_config: Path, server: FakeLLM,

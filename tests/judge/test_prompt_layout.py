@@ -13,6 +13,7 @@ from conftest import edit_config, kv
 from helpers.llm_server import FakeLLM
 from helpers.openai_workspace import run_diagnosis
 
+from split_assets.diagnosis.cases import CaseSource
 from split_assets.diagnosis.plan import wrong_to_diagnose
 from split_assets.judge.prompts import load_templates
 from split_assets.judge.render import (
@@ -22,17 +23,17 @@ from split_assets.judge.render import (
     templates_for,
     used_values,
 )
-from split_assets.workspace import Workspace
+from split_assets.session import Session
 
 PLACEHOLDER = re.compile(r"\{\{\s*[a-z_]+\s*\}\}")
 
 
 def _cases_and_templates(config: Path, context: str = "full"):  # noqa: ANN202
     edit_config(config, diag={"context": context})
-    ws = Workspace.open(config)
-    wrong = wrong_to_diagnose(ws.predictions)
+    ws = Session.open(config)
+    wrong = wrong_to_diagnose(ws.inputs.predictions)
     templates = load_templates(ws.loaded.paths.prompts_dir, templates_for(context))
-    return list(ws.case_source(wrong).cases(wrong)), templates
+    return list(CaseSource(ws.inputs, wrong).cases(wrong)), templates
 
 
 @pytest.mark.parametrize("context", ["full", "answer_only"])

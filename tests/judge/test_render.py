@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 from conftest import edit_config
 
+from split_assets.diagnosis.cases import CaseSource
 from split_assets.diagnosis.plan import wrong_to_diagnose
 from split_assets.judge.render import case_values
-from split_assets.workspace import Workspace
+from split_assets.session import Session
 
 
 def _renamed(case, tool: str):  # noqa: ANN001, ANN202 - JudgeCase
@@ -22,9 +23,9 @@ def _renamed(case, tool: str):  # noqa: ANN001, ANN202 - JudgeCase
 
 
 def test_opened_nodes_follow_the_open_tool(small_workspace: Path) -> None:
-    ws = Workspace.open(small_workspace)
-    wrong = wrong_to_diagnose(ws.predictions)
-    cases = [c for c in ws.case_source(wrong).cases(wrong)
+    ws = Session.open(small_workspace)
+    wrong = wrong_to_diagnose(ws.inputs.predictions)
+    cases = [c for c in CaseSource(ws.inputs, wrong).cases(wrong)
              if case_values(c)["opened_nodes"] != "(none opened)"]
     assert cases
     case = cases[0]
@@ -37,9 +38,9 @@ def test_open_tool_in_the_openai_fingerprint_only_when_not_the_default(
         small_workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     edit_config(small_workspace, diag={"judge": "openai", "model": "m"})
-    default = Workspace.open(small_workspace).fingerprint
+    default = Session.open(small_workspace).partition.fingerprint
     assert "open_tool" not in default.components["settings"]
     edit_config(small_workspace, diag={"rules": {"open_tool": "zoom_node"}})
-    other = Workspace.open(small_workspace).fingerprint
+    other = Session.open(small_workspace).partition.fingerprint
     assert other.components["settings"]["open_tool"] == "zoom_node"
     assert other.key != default.key

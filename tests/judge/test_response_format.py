@@ -11,7 +11,7 @@ from conftest import edit_config
 from helpers.llm_server import Action, FakeLLM
 
 from split_assets.judge.schema import Diagnosis
-from split_assets.workspace import Workspace
+from split_assets.session import Session
 
 
 def _with_openai_key(config: Path, key: str, value: object) -> None:
@@ -29,7 +29,7 @@ def test_json_mode_of_earlier_configs_keeps_its_fingerprint(openai_config: Path,
                        ("json_mode", False), ("response_format", "text"),
                        ("response_format", "json_schema")):
         _with_openai_key(openai_config, key, value)
-        keys[key, value] = Workspace.open(openai_config).fingerprint
+        keys[key, value] = Session.open(openai_config).partition.fingerprint
     assert keys["json_mode", True].key == keys["response_format", "json_object"].key
     assert keys["json_mode", False].key == keys["response_format", "text"].key
     assert keys["json_mode", True].components["settings"]["json_mode"] is True

@@ -12,11 +12,12 @@ from split_assets.config import RulesJudgeConfig
 from split_assets.data.benchmark import Question
 from split_assets.data.harness import CanonicalPrediction, TraceStep
 from split_assets.data.store import Skill, TreeNode, VideoTree
+from split_assets.diagnosis.cases import CaseSource
 from split_assets.diagnosis.plan import wrong_to_diagnose
 from split_assets.errors import InputError
 from split_assets.judge import JudgeCase
 from split_assets.judge.rules import RulesJudge
-from split_assets.workspace import Workspace
+from split_assets.session import Session
 
 TREE = VideoTree("v1", 100.0, {
     "n0": TreeNode("n0", 0, 100, "whole video", 0),
@@ -79,9 +80,9 @@ def test_node_not_in_tree_fails_loud() -> None:
 
 
 def test_agrees_with_planted_labels(small_workspace: Path) -> None:
-    ws = Workspace.open(small_workspace)
-    wrong = wrong_to_diagnose(ws.predictions)
-    cases = ws.case_source(wrong).cases(wrong)
+    ws = Session.open(small_workspace)
+    wrong = wrong_to_diagnose(ws.inputs.predictions)
+    cases = CaseSource(ws.inputs, wrong).cases(wrong)
     planted = json.loads((small_workspace.parent / "planted_labels.json").read_text())
     agree = sum(JUDGE.decide(c).tier == planted[c.question.question_id]["tier"] for c in cases)
     assert len(cases) > 20

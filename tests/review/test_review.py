@@ -131,9 +131,9 @@ def _materialize(config: Path):  # noqa: ANN202
 
     from split_assets.definitions import SPLIT_JOB, make_definitions
     from split_assets.defs.instance import register_partition
-    from split_assets.workspace import Workspace
+    from split_assets.session import Session
 
-    key = Workspace.open(config).fingerprint.key
+    key = Session.open(config).partition.key
     register_partition(DagsterInstance.get(), key)
     job = make_definitions(config).resolve_job_def(SPLIT_JOB)
     return job.execute_in_process(instance=DagsterInstance.get(), partition_key=key,
@@ -142,9 +142,9 @@ def _materialize(config: Path):  # noqa: ANN202
 
 def test_judge_agreement_passes_and_fails_on_min_kappa(small_workspace: Path, tmp_path: Path,
                                                        run_cli) -> None:  # noqa: ANN001
-    from split_assets.workspace import Workspace
+    from split_assets.session import Session
 
-    before = Workspace.open(small_workspace).fingerprint.key
+    before = Session.open(small_workspace).partition.key
     result = _materialize(small_workspace)
     passed, description, _ = _check(result)
     assert result.success and passed and "no human labels" in description  # informative
@@ -166,4 +166,4 @@ def test_judge_agreement_passes_and_fails_on_min_kappa(small_workspace: Path, tm
     passed, description, _ = _check(result)
     assert not passed and "the judge is below it" in description
     assert not result.success  # blocking: nothing downstream is frozen on a judge below it
-    assert Workspace.open(small_workspace).fingerprint.key == before  # min_kappa: not in it
+    assert Session.open(small_workspace).partition.key == before  # min_kappa: not in it

@@ -10,8 +10,9 @@ from helpers.split import make_problem
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from split_assets.errors import InfeasibleSplitError
 from split_assets.lib.canonical import sha256_hex
+from split_assets.messages import worded
+from split_assets.split import errors as e
 from split_assets.split.freeze import build_pools
 from split_assets.split.invariants import INVARIANTS, verify
 from split_assets.split.problem import SplitProblem, SplitQuestion
@@ -58,9 +59,11 @@ def test_split_meets_invariants_or_fails_with_figures(questions: list[SplitQuest
                            seed=data.draw(st.integers(0, 10**6)), floor_k=floor_k)
     try:
         first = solve(problem)
-    except InfeasibleSplitError as err:
-        assert err.where in ("video_split.floor_k", "video_split.epsilon")
-        assert any(ch.isdigit() for ch in err.what)  # names figures
+    except (e.FloorsAboveBenchmark, e.FloorsNeedVideos, e.FloorsNotTogether,
+            e.EpsilonUnderFloors, e.EpsilonMissed) as err:
+        line = worded(err)
+        assert line.where in ("video_split.floor_k", "video_split.epsilon")
+        assert any(ch.isdigit() for ch in line.what)  # names figures
         return
     results = verify(problem, first, sha256_hex(first))
     assert [r.name for r in results] == list(INVARIANTS)
@@ -113,20 +116,23 @@ def test_floor_above_available_names_type_and_figures() -> None:
     qs = [q for v in range(6) for q in _video(v, "Counting Problem", ["T2", None, "T1"])]
     problem = make_problem(qs, n_trainval=3, epsilon=1.0, report_floor=0, val_ratio=0.3, seed=1,
                            floor_k={"Counting Problem": 9})
-    with pytest.raises(InfeasibleSplitError) as err:
+    with pytest.raises(e.FloorsAboveBenchmark) as err:
         select_trainval(problem)
-    assert "Counting Problem needs 9 non-degraded T2, only 6 in the benchmark" in err.value.line()
-    assert err.value.exit_code == 2
+    assert err.value.gaps == (e.FloorGap("Counting Problem", 9, 6),)
+    line = worded(err.value)
+    assert "Counting Problem needs 9 non-degraded T2, only 6 in the benchmark" in line.line()
+    assert line.exit_code == 2
 
 
 def test_floor_needing_more_videos_than_n_trainval() -> None:
     qs = [q for v in range(6) for q in _video(v, "Counting Problem", ["T2", None, None])]
     problem = make_problem(qs, n_trainval=2, epsilon=1.0, report_floor=0, val_ratio=0.3, seed=1,
                            floor_k={"Counting Problem": 4})
-    with pytest.raises(InfeasibleSplitError) as err:
+    with pytest.raises(e.FloorsNeedVideos) as err:
         select_trainval(problem)
-    assert "needs at least 4 videos" in err.value.line()
-    assert "raise n_trainval" in err.value.line()
+    assert (err.value.n_trainval, err.value.gaps) == (2, (e.FloorGap("Counting Problem", 4, 4),))
+    assert "needs at least 4 videos" in worded(err.value).line()
+    assert "raise n_trainval" in worded(err.value).line()
 
 
 def test_epsilon_infeasible_reports_best_reached() -> None:
@@ -135,9 +141,11 @@ def test_epsilon_infeasible_reports_best_reached() -> None:
     qs = (_video(0, "A", [None] * 3) + _video(1, "A", [None] * 3) + _video(2, "B", [None] * 3))
     problem = make_problem(qs, n_trainval=2, epsilon=0.01, report_floor=0, val_ratio=0.3, seed=1,
                            floor_k={})
-    with pytest.raises(InfeasibleSplitError) as err:
+    with pytest.raises(e.EpsilonUnderFloors) as err:
         select_trainval(problem)
-    line = err.value.line()
+    assert [(b.label, round(b.best, 4), b.alone) for b in err.value.reach] == [
+        ("task_type=A", 0.3333, False), ("task_type=B", 0.3333, False)]
+    line = worded(err.value).line()
     assert line.startswith("epsilon cannot be met")
     # test holds one video: an A video gives A 1 vs 2/3 globally, B gives 0: best |dev| 1/3
     assert "task_type=A needs |dev| <= 0.01, best reachable 0.3333" in line
@@ -154,9 +162,10 @@ def test_epsilon_reachable_alone_not_together_says_so() -> None:
           for q in _video(v, task, [None] * size, level)]
     problem = make_problem(qs, n_trainval=3, epsilon=0.05, report_floor=0, val_ratio=0.3, seed=1,
                            floor_k={})
-    with pytest.raises(InfeasibleSplitError) as err:
+    with pytest.raises(e.EpsilonUnderFloors) as err:
         select_trainval(problem)
-    line = err.value.line()
+    assert any(b.alone for b in err.value.reach) or err.value.alone_ok
+    line = worded(err.value).line()
     assert "reachable alone" in line and "not together" in line, line
 
 
@@ -171,9 +180,10 @@ def test_epsilon_accuracy_bounds_the_test_pool_accuracy() -> None:
     assert abs(sum(q.correct for q in test) / len(test) - 0.5) <= 0.11
     tight = make_problem(qs, n_trainval=15, epsilon=1.0, report_floor=0, val_ratio=0.3, seed=1,
                          floor_k={}, epsilon_accuracy=0.05)
-    with pytest.raises(InfeasibleSplitError) as err:
+    with pytest.raises(e.EpsilonUnderFloors) as err:
         select_trainval(tight)
-    assert "baseline accuracy needs |dev| <= 0.05, best reachable 0.1000" in err.value.line()
+    assert ("baseline accuracy needs |dev| <= 0.05, best reachable 0.1000"
+            in worded(err.value).line())
 
 
 def test_degraded_t2_never_counts_toward_floors() -> None:
@@ -181,8 +191,9 @@ def test_degraded_t2_never_counts_toward_floors() -> None:
           for v in range(4)]
     problem = make_problem(qs, n_trainval=2, epsilon=1.0, report_floor=0, val_ratio=0.5, seed=1,
                            floor_k={"OCR Problems": 1})
-    with pytest.raises(InfeasibleSplitError, match="only 0 in the benchmark"):
+    with pytest.raises(e.FloorsAboveBenchmark) as err:
         select_trainval(problem)
+    assert err.value.gaps == (e.FloorGap("OCR Problems", 1, 0),)
 
 
 def test_validation_size_and_stratification() -> None:

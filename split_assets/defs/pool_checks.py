@@ -1,0 +1,121 @@
+"""The seven blocking checks of ``frozen_pools``, declared as its ``check_specs`` (the six
+invariants and ``mcnemar_power``): the asset evaluates them on the split in memory and yields
+each result before it writes anything, so a split that would fail one is never frozen. The
+re-read of the files on disk is ``split-assets verify``'s (``split/checking.py``)."""
+
+from __future__ import annotations
+
+import json
+import warnings
+from typing import Any
+
+from dagster import AssetCheckResult, AssetCheckSeverity, AssetCheckSpec, PreviewWarning
+
+from split_assets.defs.partitions import diag_fingerprint_partitions
+from split_assets.errors import ConfigError, RunFailure, SplitAssetsError
+from split_assets.partition import Partition
+from split_assets.split.freeze import FrozenSplit
+from split_assets.split.invariants import INVARIANTS, verify
+from split_assets.split.problem import SplitProblem
+from split_assets.split.validation import PowerVerdict, power_verdict
+
+# Partitioned checks (one result per fingerprint) are a preview feature of Dagster 1.13: used
+# deliberately, so its warning is not shown to every user of the code location.
+warnings.filterwarnings("ignore", category=PreviewWarning,
+                        message="Specifying a partitions_def on an AssetCheckSpec")
+
+POWER = "mcnemar_power"
+DESCRIPTIONS = {
+    "pools_disjoint": "No question is in two pools.",
+    "pools_cover_benchmark": "The pools together hold every benchmark question.",
+    "videos_atomic": "Every video's questions are in exactly one pool.",
+    "floors_met": "Trainval holds at least floor_k non-degraded T2 per task type.",
+    "test_within_epsilon": "Every constrained category of test is within epsilon of global.",
+    "pools_sha256_matches": "pools.json hashes to the manifest's pools_sha256.",
+    POWER: "Validation holds at least val_wrong_min baseline-wrong questions, so a McNemar "
+           "test between baseline and candidate has power.",
+}
+
+
+def frozen_check_specs() -> list[AssetCheckSpec]:
+    """The checks frozen_pools declares (blocking: a failed one stops what depends on it)."""
+    return [AssetCheckSpec(name, asset="frozen_pools", blocking=True,
+                           description=DESCRIPTIONS[name],
+                           partitions_def=diag_fingerprint_partitions)
+            for name in (*INVARIANTS, POWER)]
+
+
+def which(partition: Partition) -> dict[str, str]:
+    """Which split a result is about (two fingerprints' results share one history)."""
+    return {"split_id": partition.split_id, "fingerprint": partition.key}
+
+
+def evaluate(partition: Partition, problem: SplitProblem, frozen: FrozenSplit,
+             power: dict[str, Any], val_wrong_min: int
+             ) -> tuple[list[AssetCheckResult], SplitAssetsError | None]:
+    """Every check's result on the split in memory, and the error of the first that failed
+    (None: all passed). A failed result's description ends "(nothing was frozen)"."""
+    results, first = [], None
+    for r in verify(problem, frozen.data, frozen.sha256):
+        results.append(_result(partition, r.name, r.passed, r.detail, _flat(r.figures)))
+        if not r.passed and first is None:
+            first = RunFailure(f"check {r.name} would fail: {r.detail}", "frozen_pools",
+                               "nothing was frozen; report this as a bug with the run's logs")
+    verdict = power_verdict(problem, frozen.videos, val_wrong_min)
+    results.append(_result(partition, POWER, verdict.passed,
+                           power_detail(verdict, val_wrong_min, power),
+                           power_metadata(verdict, val_wrong_min, power)))
+    if not verdict.passed and first is None:
+        detail = (f"validation holds {verdict.val_wrong} baseline-wrong questions, need "
+                  f"{val_wrong_min} (at most {verdict.reachable} with {verdict.n_validation} "
+                  "validation videos)")
+        first = ConfigError(f"val_wrong_min cannot be met: {detail}", "video_split.val_wrong_min",
+                            "raise val_ratio or n_trainval, or lower val_wrong_min; nothing was "
+                            "frozen")
+    return results, first
+
+
+def _result(partition: Partition, name: str, passed: bool, detail: str,
+            metadata: dict[str, Any]) -> AssetCheckResult:
+    return AssetCheckResult(
+        check_name=name, passed=passed, severity=AssetCheckSeverity.ERROR,
+        description=f"split {partition.split_id}: {detail}"
+                    + ("" if passed else " (nothing was frozen)"),
+        metadata={**metadata, **which(partition)})
+
+
+def power_detail(verdict: PowerVerdict, threshold: int, power: dict[str, Any]) -> str:
+    """The mcnemar_power check's one line: the count against val_wrong_min, and the gain the
+    validation pool can detect."""
+    val_wrong, reachable = verdict.val_wrong, verdict.reachable
+    if threshold == 0:
+        detail = f"val_wrong_min is 0: power check off (validation holds {val_wrong} wrong)"
+    else:
+        detail = f"validation holds {val_wrong} baseline-wrong questions, need {threshold}"
+        if val_wrong < threshold:
+            detail += (f"; at most {reachable} with {verdict.n_validation} "
+                       "validation videos: raise val_ratio or n_trainval, or lower val_wrong_min")
+    if power:
+        mde = power["validation"]["mde"]
+        detail += (f"; detects a gain of {100 * mde:.1f} pp on validation at 80% power, "
+                   "alpha 0.05" if mde is not None else "; no gain is detectable on validation")
+    return detail
+
+
+def power_metadata(verdict: PowerVerdict, threshold: int,
+                   power: dict[str, Any]) -> dict[str, Any]:
+    metadata: dict[str, Any] = {"val_wrong": verdict.val_wrong, "threshold": threshold,
+                                "val_wrong_reachable": verdict.reachable}
+    for pool in ("validation", "test"):
+        mde = power.get(pool, {}).get("mde")
+        metadata[f"mde_{pool}_pp"] = round(100 * mde, 3) if mde is not None else "n/a"
+    if power:
+        metadata["discordance"] = power["validation"]["discordance"]
+        metadata["discordance_source"] = power["validation"]["discordance_source"]
+        metadata["design_effect_validation"] = power["validation"]["design_effect"]
+    return metadata
+
+
+def _flat(figures: dict) -> dict:
+    return {k: (v if isinstance(v, int | float | str) else json.dumps(v, sort_keys=True))
+            for k, v in figures.items()}

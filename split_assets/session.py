@@ -1,0 +1,73 @@
+"""``Session``: what the shell (a CLI command, a Dagster run) builds once from a config file and
+hands, piece by piece, to the core -- the ``Inputs``, the ``Judge`` (None for a stale
+partition: no judge is ever built for one) and the ``Partition``.
+
+Nothing under ``split/``, ``evaluation/``, ``diagnosis/``, ``judge/`` or ``data/`` receives a
+Session (``tests/test_layout.py``): core functions take the pieces they use. A Session holds no
+signal rows and nothing derived from them, so steps sharing one under the in-process executor
+never see stale rows."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from split_assets.config import LoadedConfig, load_config
+from split_assets.inputs import Inputs
+from split_assets.partition import Partition, stale_partition
+
+if TYPE_CHECKING:
+    from split_assets.judge import Judge
+    from split_assets.split.problem import SplitProblem
+
+
+@dataclass(frozen=True)
+class Session:
+    """One config's command or run: its inputs, its judge (or None) and its partition."""
+
+    inputs: Inputs
+    judge: Judge | None
+    partition: Partition
+    _views: dict[str, Session] = field(default_factory=dict, compare=False, repr=False)
+
+    @classmethod
+    def open(cls, config_path: Path | str | None = None) -> Session:
+        """Load and validate the config and build its judge now (a bad config fails here, with
+        one line; the openai judge starts its TLS context in the background while the inputs
+        load)."""
+        return cls.of(load_config(config_path))
+
+    @classmethod
+    def of(cls, loaded: LoadedConfig) -> Session:
+        from split_assets.fingerprint import compute_fingerprint
+        from split_assets.judge import build_judge
+
+        judge = build_judge(loaded.config.diag)
+        return cls(Inputs(loaded), judge, Partition(loaded, compute_fingerprint(loaded, judge)))
+
+    @property
+    def loaded(self) -> LoadedConfig:
+        return self.inputs.loaded
+
+    def for_partition(self, key: str) -> Session:
+        """The session of Dagster partition ``key``: this one when it is the config's
+        fingerprint; for another (a stale partition), one without a judge that may only
+        re-freeze the split from the diagnoses stored under ``key`` (same inputs, read once)."""
+        if key == self.partition.key:
+            return self
+        if key not in self._views:
+            stale = stale_partition(self.partition, key, self.inputs.predictions)
+            self._views[key] = Session(self.inputs, None, stale)
+        return self._views[key]
+
+    def problem(self) -> SplitProblem:
+        """The split problem of the partition's signal rows as they are now."""
+        return self.inputs.split_problem(self.partition.rows(), self.partition.key)
+
+    def split_inputs(self, required: bool = False) -> tuple[SplitProblem, dict[str, str]]:
+        """The split problem and the digests of what it consumed, from one read of the
+        partition's signal rows (``required``: a missing signal store is an error)."""
+        rows = self.partition.rows(required=required)
+        return (self.inputs.split_problem(rows, self.partition.key),
+                self.inputs.input_digests(rows, self.partition.fingerprint))
