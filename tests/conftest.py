@@ -61,12 +61,19 @@ def _dagster_home_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return home
 
 
+# Pure tests (plain functions over plain data) get no Dagster instance: DAGSTER_HOME points at a
+# folder that does not exist, so one that reached for Dagster would fail, never share one.
+PURE = ("split", "lib")
+
+
 @pytest.fixture(autouse=True)
-def dagster_home(_dagster_home_template: Path, tmp_path: Path,
-                 monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Every test gets its own Dagster instance (telemetry off)."""
-    home = tmp_path / "dagster_home"
-    shutil.copytree(_dagster_home_template, home)
+def dagster_home(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Every other test gets its own Dagster instance (telemetry off)."""
+    if Path(request.node.path).parent.name in PURE:
+        home = Path("/nonexistent/split-assets-pure-tests")
+    else:
+        home = request.getfixturevalue("tmp_path") / "dagster_home"
+        shutil.copytree(request.getfixturevalue("_dagster_home_template"), home)
     monkeypatch.setenv("DAGSTER_HOME", str(home))
     return home
 

@@ -1,9 +1,9 @@
-"""The Dagster UI, through one real `dagster dev`: the Materialize button's GraphQL request,
-then the UI as a user drives it, in Debian's chromium (Playwright, headless; no
-``playwright install``): lineage, materializing from the launch dialog, a config change picked
-up after a reload (the sensor registers the new fingerprint), an invalid config's one line on
-the sensor's page, and a stale partition re-frozen from its stored diagnoses. Screenshots go to
-the test's temporary folder; a step that does not appear fails with the page's text."""
+"""The Dagster UI, through one real `dagster dev`, as a user drives it in Debian's chromium
+(Playwright, headless; no ``playwright install``): lineage, materializing from the launch dialog
+(the run's checks read back through GraphQL), a config change picked up after a reload (the
+sensor registers the new fingerprint), an invalid config's one line on the sensor's page, and a
+stale partition re-frozen from its stored diagnoses. Screenshots go to the test's temporary
+folder; a step that does not appear fails with the page's text."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ ASSETS = ("candidate_evaluation", "canonical_predictions", "diagnosis_signals", 
 @pytest.fixture(scope="module")
 def shared(_small_template: Path, _dagster_home_template: Path,
            tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple]:
-    """One `dagster dev` for both UI tests (GraphQL, then the browser), over one workspace."""
+    """One `dagster dev` over one workspace."""
     root = tmp_path_factory.mktemp("ui")
     ws, home = root / "ws", root / "home"
     shutil.copytree(_small_template, ws)
@@ -56,32 +56,6 @@ def ui(shared: tuple, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterat
         browser.close()
 
 
-@pytest.mark.timeout(600)
-def test_materialize_through_graphql_as_the_button_does(
-        shared: tuple, monkeypatch: pytest.MonkeyPatch,
-        capsys: pytest.CaptureFixture[str]) -> None:
-    """The request the Materialize button sends, through the webserver's GraphQL API."""
-    from dagster import AssetKey, DagsterInstance
-    from helpers.dagster_ui import check_evaluations, launch_partition_materialization, wait_for_run
-
-    from split_assets.cli import main
-
-    dev, config, home = shared
-    monkeypatch.setenv("DAGSTER_HOME", str(home))
-    assert main(["fingerprint", "--config", str(config), "--register"]) == 0
-    fingerprint = capsys.readouterr().out.splitlines()[0]
-    run_id = launch_partition_materialization(dev.url, fingerprint)
-    assert wait_for_run(dev.url, run_id, timeout_s=240) == "SUCCESS", dev.log_tail()
-    assert check_evaluations(dev.url, run_id) == {name: True for name in (
-        "mcnemar_power", "pools_disjoint", "pools_cover_benchmark", "videos_atomic",
-        "floors_met", "test_within_epsilon", "pools_sha256_matches", "judge_agreement")}
-    event = DagsterInstance.get().get_latest_materialization_event(AssetKey("frozen_pools"))
-    assert event is not None and event.run_id == run_id
-    pools = Path(event.asset_materialization.metadata["pools_path"].value)
-    assert pools.is_file() and pools.parent.parent.name == fingerprint
-    assert json.loads(pools.read_bytes())["diag_fingerprint"] == fingerprint
-
-
 def _fingerprint(config: Path) -> str:
     from split_assets.session import Session
 
@@ -105,8 +79,9 @@ def _registered(key: str) -> Callable[[], bool]:
     return lambda: DagsterInstance.get().has_dynamic_partition("diag_fingerprint", key)
 
 
-def _materialize(dev, page, key: str, shots: Path, name: str) -> None:  # noqa: ANN001
-    """Materialize all -> pick the partition -> Launch 1 run -> the run page says Success."""
+def _materialize(dev, page, key: str, shots: Path, name: str) -> str:  # noqa: ANN001
+    """Materialize all -> pick the partition -> Launch 1 run -> the run page says Success;
+    the run's id."""
     page.goto(f"{dev.url}/asset-groups/video_split", wait_until="networkidle")
     page.get_by_role("button", name="Materialize all…").click()
     dialog = page.get_by_role("dialog")
@@ -119,6 +94,23 @@ def _materialize(dev, page, key: str, shots: Path, name: str) -> None:  # noqa: 
     _until(page, f"run success ({name})", success.is_visible, shots, timeout_s=180)
     assert page.get_by_text(f"partition: {key}").first.is_visible()
     page.screenshot(path=str(shots / f"{name}.png"))
+    return page.url.rsplit("/runs/", 1)[1].split("?")[0].split("/")[0]
+
+
+def _check_the_run(dev, run_id: str, key: str) -> None:  # noqa: ANN001
+    """What the launched run recorded, through the webserver's GraphQL API: every check passed,
+    and frozen_pools wrote its partition's pools.json."""
+    from dagster import AssetKey, DagsterInstance
+    from helpers.dagster_ui import check_evaluations
+
+    assert check_evaluations(dev.url, run_id) == {name: True for name in (
+        "mcnemar_power", "pools_disjoint", "pools_cover_benchmark", "videos_atomic",
+        "floors_met", "test_within_epsilon", "pools_sha256_matches", "judge_agreement")}
+    event = DagsterInstance.get().get_latest_materialization_event(AssetKey("frozen_pools"))
+    assert event is not None and event.run_id == run_id
+    pools = Path(event.asset_materialization.metadata["pools_path"].value)
+    assert pools.is_file() and pools.parent.parent.name == key
+    assert json.loads(pools.read_bytes())["diag_fingerprint"] == key
 
 
 def _reload(dev, page, shots: Path) -> None:  # noqa: ANN001
@@ -164,7 +156,8 @@ def test_a_user_works_in_the_ui(ui: tuple) -> None:
     _until(page, "Checks (7)", page.get_by_text("Checks (7)").first.is_visible, shots)
     # 2. the sensor registered the config's partition; materialize it from the launch dialog
     _until(page, f"partition {first} registered", _registered(first), shots)
-    _materialize(dev, page, first, shots, "materialized")
+    run_id = _materialize(dev, page, first, shots, "materialized")
+    _check_the_run(dev, run_id, first)
     # 3. a new judge: edit, reload, and the new partition is offered and materialized
     edit_config(small_workspace, diag={"prompt_version": "v2"})
     second = _fingerprint(small_workspace)

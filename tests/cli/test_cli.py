@@ -232,12 +232,6 @@ def test_missing_tree(small_workspace: Path, run_cli: Cli) -> None:
     _expect_error(run_cli("run", "--config", str(small_workspace)), 2, "video tree missing")
 
 
-def test_floor_k_typo(small_workspace: Path, run_cli: Cli) -> None:
-    edit_config(small_workspace, video_split={"floor_k": {"Countng Problem": 1}})
-    _expect_error(run_cli("run", "--config", str(small_workspace)), 2,
-                  "did you mean 'Counting Problem'")
-
-
 def test_impossible_floor_is_refused_before_any_diagnosis(small_workspace: Path,
                                                           run_cli: Cli) -> None:
     edit_config(small_workspace, video_split={"floor_k": {"Counting Problem": 500}})
