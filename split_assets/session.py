@@ -9,7 +9,8 @@ never see stale rows."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -22,29 +23,33 @@ if TYPE_CHECKING:
     from split_assets.split.problem import SplitProblem
 
 
-@dataclass(frozen=True)
 class Session:
-    """One config's command or run: its inputs, its judge (or None) and its partition."""
+    """One config's command or run: its inputs, its judge (or None) and its partition (whose
+    fingerprint is computed on first use, as a command that needs none never pays for it)."""
 
-    inputs: Inputs
-    judge: Judge | None
-    partition: Partition
-    _views: dict[str, Session] = field(default_factory=dict, compare=False, repr=False)
+    def __init__(self, inputs: Inputs, judge: Judge | None,
+                 partition: Partition | None = None) -> None:
+        self.inputs, self.judge = inputs, judge
+        if partition is not None:
+            self.__dict__["partition"] = partition
+        self._views: dict[str, Session] = {}
 
     @classmethod
     def open(cls, config_path: Path | str | None = None) -> Session:
         """Load and validate the config and build its judge now (a bad config fails here, with
         one line; the openai judge starts its TLS context in the background while the inputs
         load)."""
-        return cls.of(load_config(config_path))
-
-    @classmethod
-    def of(cls, loaded: LoadedConfig) -> Session:
-        from split_assets.fingerprint import compute_fingerprint
         from split_assets.judge import build_judge
 
-        judge = build_judge(loaded.config.diag)
-        return cls(Inputs(loaded), judge, Partition(loaded, compute_fingerprint(loaded, judge)))
+        loaded = load_config(config_path)
+        return cls(Inputs(loaded), build_judge(loaded.config.diag))
+
+    @cached_property
+    def partition(self) -> Partition:
+        """The config's partition: its judge's fingerprint (computed once)."""
+        from split_assets.fingerprint import compute_fingerprint
+
+        return Partition(self.loaded, compute_fingerprint(self.loaded, self.judge))
 
     @property
     def loaded(self) -> LoadedConfig:
@@ -65,9 +70,9 @@ class Session:
         """The split problem of the partition's signal rows as they are now."""
         return self.inputs.split_problem(self.partition.rows(), self.partition.key)
 
-    def split_inputs(self, required: bool = False) -> tuple[SplitProblem, dict[str, str]]:
-        """The split problem and the digests of what it consumed, from one read of the
-        partition's signal rows (``required``: a missing signal store is an error)."""
-        rows = self.partition.rows(required=required)
+    def split_inputs(self) -> tuple[SplitProblem, Callable[[], dict[str, str]]]:
+        """The split problem of one read of the partition's signal rows, and the digests of
+        what it consumed (computed when called: after the selection, whose errors come first)."""
+        rows = self.partition.rows()
         return (self.inputs.split_problem(rows, self.partition.key),
-                self.inputs.input_digests(rows, self.partition.fingerprint))
+                lambda: self.inputs.input_digests(rows, self.partition.fingerprint))

@@ -84,7 +84,7 @@ def trainval_selection(context: AssetExecutionContext,
     problem, digests = s.split_inputs()
     selection = select_trainval(problem)
     failpoint("selection.done")
-    write_selection(s.partition.selection_file, selection, digests)
+    write_selection(s.partition.selection_file, selection, digests())
     return MaterializeResult(metadata={
         **md.selection_metadata(problem, selection),
         "selection_path": MetadataValue.path(str(s.partition.selection_file))})
@@ -100,7 +100,8 @@ def frozen_pools(context: AssetExecutionContext,
                  session: SessionResource) -> Iterator[AssetCheckResult | MaterializeResult]:
     s = session.session(context.partition_key)
     partition = s.partition
-    problem, digests = s.split_inputs()
+    problem, digests_of = s.split_inputs()
+    digests = digests_of()
     # the videos trainval_selection chose from these very inputs (refused if they changed since)
     selection = read_selection(partition.selection_file, digests)
     frozen = build_pools(problem, selection, draw_validation(problem, selection.trainval),

@@ -6,7 +6,9 @@ config's partition and the file; it returns every check's ``InvariantResult``.""
 
 from __future__ import annotations
 
+import functools
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -77,10 +79,11 @@ def check_pools_file(inputs: Inputs, current: Partition, path: Path,
     results += verify(problem, data, manifest.get("pools_sha256") if manifest else None)
     results += rederived(problem, data)
     if recompute:
-        digests = inputs.input_digests(rows, partition.fingerprint)
+        # the digests only when the manifest recorded some, after the selection ran again
+        digests = functools.cache(lambda: inputs.input_digests(rows, partition.fingerprint))
         results.append(recompute_check(partition, problem, digests, data, manifest))
         if manifest is not None:
-            results.append(inputs_check(digests, manifest))
+            results.append(inputs_check(digests(), manifest))
     return results
 
 
@@ -160,8 +163,9 @@ def _manifest(path: Path) -> dict[str, Any] | None:
     return doc
 
 
-def recompute_check(partition: Partition, problem: SplitProblem, new: dict[str, str],
-                    data: bytes, manifest: dict[str, Any] | None) -> InvariantResult:
+def recompute_check(partition: Partition, problem: SplitProblem,
+                    digests: Callable[[], dict[str, str]], data: bytes,
+                    manifest: dict[str, Any] | None) -> InvariantResult:
     """Run the selection again from the inputs and compare bytes with a frozen pools.json (the
     split is deterministic: a difference is tampering or changed inputs, and the input digests
     recorded in the manifest tell which)."""
@@ -178,7 +182,7 @@ def recompute_check(partition: Partition, problem: SplitProblem, new: dict[str, 
                                f"({fresh.sha256[:12]})", {"sha256": fresh.sha256})
     changed: list[str] = []
     if manifest is not None:
-        old = manifest.get("input_digests", {})
+        old, new = manifest.get("input_digests", {}), digests()
         changed = sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k))
     why = (f"input digests changed since the freeze: {', '.join(changed)}" if changed else
            "no input digest changed: the file was edited after the freeze")

@@ -19,4 +19,6 @@ def test_a_seeded_sigint_sweep_over_a_run_is_one_line_or_a_normal_finish(
     problems = [f"at {o.at_s}s: {o.problem()}\n{o.stderr[-2000:]}" for o in outcomes
                 if o.problem() is not None]
     assert not problems, "\n\n".join(problems)
-    assert sum(o.code == 130 for o in outcomes) >= 6  # the sweep really interrupts runs
+    # the sweep really interrupts runs (a quarter at least: how many finish first depends on
+    # the machine's load, which moves between the plain runs and the sweep)
+    assert sum(o.code == 130 for o in outcomes) >= 3
