@@ -483,7 +483,7 @@ def test_demo_outputs_pinned(full: tuple[WorkspaceSummary, float], tmp_path: Pat
     finally:
         sys.setprofile(None)
     assert code == 0, err
-    # one Workspace per command, lent to its in-process Dagster run: each input parsed once
+    # one Session per command, lent to its in-process Dagster run: each input parsed once
     assert parses == {"benchmark": 1, "predictions": 1}
     values = kv(out)
     assert (values["fingerprint"], values["split_id"]) == (DEMO_FINGERPRINT, DEMO_SPLIT_ID)
