@@ -11,9 +11,9 @@ receive it when they read inputs."""
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from functools import cached_property
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from split_assets.config import LoadedConfig
 from split_assets.data.benchmark import Benchmark, load_benchmark
@@ -38,6 +38,9 @@ class Inputs:
         self._traces: dict[str, list[TraceStep]] = {}
         self._outcomes: dict[str, RunOutcomes] = {}
         self._context_digests: dict[tuple[tuple[str, str], ...], dict[str, str]] = {}
+        # the split's view of the latest signal rows (a pure function of them: steps of one run
+        # that read the same rows share it; rows that changed make a new one)
+        self._split_views: dict[tuple[str, str], tuple[tuple[SignalRow, ...], Any]] = {}
 
     @property
     def run_id(self) -> str:
@@ -163,9 +166,9 @@ class Inputs:
         rows of partition ``fingerprint``)."""
         from split_assets.split.inputs import split_problem
 
-        return split_problem(self.predictions, rows, self.balance,
-                             self.loaded.config.video_split, str(self.loaded.paths.signals_db),
-                             fingerprint)
+        return self._of_rows("problem", fingerprint, rows, lambda: split_problem(
+            self.predictions, rows, self.balance, self.loaded.config.video_split,
+            str(self.loaded.paths.signals_db), fingerprint))
 
     def input_digests(self, rows: list[SignalRow], fingerprint: Fingerprint) -> dict[str, str]:
         """Digests of the inputs a split of ``rows`` consumed, none depending on file or row
@@ -174,8 +177,18 @@ class Inputs:
         from split_assets.split.inputs import input_digests
 
         full = fingerprint.components["context"] == "full"
-        return input_digests(self.benchmark, self.predictions, rows,
-                             self.context_digests if full else None)
+        return dict(self._of_rows("digests", fingerprint.key, rows, lambda: input_digests(
+            self.benchmark, self.predictions, rows, self.context_digests if full else None)))
+
+    def _of_rows(self, what: str, key: str, rows: list[SignalRow], make: Callable[[], Any]
+                 ) -> Any:
+        """``make()``, kept for these very rows (the last rows seen per partition and kind)."""
+        frozen, kept = tuple(rows), self._split_views.get((what, key))
+        if kept is not None and kept[0] == frozen:
+            return kept[1]
+        value = make()
+        self._split_views[(what, key)] = (frozen, value)
+        return value
 
     def context_digests(self, questions: Iterable[tuple[str, str]]) -> dict[str, str]:
         """Skills, trees and traces the judge read for these (question, video) pairs (kept
