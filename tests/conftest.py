@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from collections.abc import Callable
@@ -20,6 +21,13 @@ from split_assets.demo import build_workspace
 pytest_plugins = ("helpers.openai_workspace", "helpers.postgres")
 
 SMALL_VIDEOS = 60
+
+# A suite started in the background of a non-interactive shell inherits SIGINT ignored, and so
+# would every process it starts (exec keeps an ignored signal): the Ctrl-C tests would see runs
+# that cannot be interrupted, and `dagster dev` would only stop when killed. Python's own
+# handler here makes the children start with the default one.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def edit_config(path: Path, **sections: dict[str, Any]) -> Path:
