@@ -6,6 +6,9 @@ STAMP := $(VENV)/.installed
 DEV_STAMP := $(VENV)/.installed-dev
 export DAGSTER_HOME ?= $(CURDIR)/.dagster_home
 UI_PORT ?= 3000
+# pytest workers of make test (pytest-xdist): most tests wait on a subprocess, a server or a
+# browser, so two fill a 2-core machine
+TEST_WORKERS ?= 2
 
 .PHONY: demo test ui lint update_snapshot clean
 
@@ -32,7 +35,7 @@ TEST_TMPDIR := $(shell test -d /dev/shm -a -w /dev/shm && echo /dev/shm)
 test: $(DEV_STAMP)
 	@tools/test_packages.sh
 	$(BIN)/ruff check split_assets tests bench
-	TMPDIR=$${TMPDIR:-$(TEST_TMPDIR)} SPLIT_ASSETS_TEST_PACKAGES=required $(BIN)/python -m pytest -q
+	TMPDIR=$${TMPDIR:-$(TEST_TMPDIR)} SPLIT_ASSETS_TEST_PACKAGES=required $(BIN)/python -m pytest -q -n $(TEST_WORKERS)
 
 ui: $(STAMP)
 	@test -f demo-workspace/video_split.yaml || $(MAKE) demo

@@ -16,7 +16,6 @@ def test_a_seeded_sigint_sweep_over_a_run_is_one_line_or_a_normal_finish(
     assert all(o.code == 0 and o.problem() is None for o in plain), plain[0].stderr
     outcomes = sweep(_small_template, _dagster_home_template, tmp_path / "sweep",
                      spread(max(o.wall_s for o in plain), 12, seed=21))
-    print([(o.at_s, o.code, round(o.wall_s, 2)) for o in plain + outcomes])
     if sum(o.code == 130 for o in outcomes) < 3:
         # the machine's load moved between the plain runs and the sweep (in the full suite a
         # server of an earlier test may still be stopping): sweep again over the length the
@@ -28,4 +27,5 @@ def test_a_seeded_sigint_sweep_over_a_run_is_one_line_or_a_normal_finish(
                 if o.problem() is not None]
     assert not problems, "\n\n".join(problems)
     # the sweep really interrupts runs (a quarter at least)
-    assert sum(o.code == 130 for o in outcomes) >= 3, [(o.at_s, o.code, round(o.wall_s, 2)) for o in outcomes]
+    seen = [(o.at_s, o.code, round(o.wall_s, 2)) for o in outcomes]
+    assert sum(o.code == 130 for o in outcomes) >= 3, seen
