@@ -32,16 +32,25 @@ demo: $(STAMP)
 TEST_TMPDIR := $(shell test -d /dev/shm -a -w /dev/shm && echo /dev/shm)
 
 # the suite's system packages (chromium, postgresql) are installed here when missing
-test: $(DEV_STAMP)
+# the instance's settings (telemetry off, no first-visit modal) before dg or dagster first opens it
+$(DAGSTER_HOME)/dagster.yaml:
+	@mkdir -p $(DAGSTER_HOME)
+	printf 'telemetry:\n  enabled: false\nnux:\n  enabled: false\n' > $@
+
+# dg runs in this project's venv (VIRTUAL_ENV: no "venv mismatch" warning)
+DG := VIRTUAL_ENV=$(CURDIR)/$(VENV) $(BIN)/dg
+
+test: $(DEV_STAMP) $(DAGSTER_HOME)/dagster.yaml
 	@tools/test_packages.sh
 	$(BIN)/ruff check split_assets tests bench
+	env -u SPLIT_ASSETS_CONFIG SPLIT_ASSETS_WORKSPACES=tests/fixtures/workspaces $(DG) check defs
 	TMPDIR=$${TMPDIR:-$(TEST_TMPDIR)} SPLIT_ASSETS_TEST_PACKAGES=required $(BIN)/python -m pytest -q -n $(TEST_WORKERS)
 
-ui: $(STAMP)
-	@test -f demo-workspace/video_split.yaml || $(MAKE) demo
-	SPLIT_ASSETS_CONFIG=$${SPLIT_ASSETS_CONFIG:-demo-workspace/video_split.yaml} \
-	  PYTHONWARNINGS='ignore:Function `dev_command` is superseded:FutureWarning' \
-	  $(BIN)/dagster dev -w workspace.yaml -h 127.0.0.1 -p $(UI_PORT)
+# every workspace declared in $SPLIT_ASSETS_WORKSPACES (default ./workspaces: make demo declares
+# the sample one as "demo"); SPLIT_ASSETS_CONFIG, when set, serves that one config unprefixed
+ui: $(STAMP) $(DAGSTER_HOME)/dagster.yaml
+	@test -f workspaces/demo/defs.yaml -o -n "$$SPLIT_ASSETS_CONFIG" || $(MAKE) demo
+	$(DG) dev -h 127.0.0.1 -p $(UI_PORT)
 
 update_snapshot: $(DEV_STAMP)
 	UPDATE_SNAPSHOT=1 $(BIN)/python -m pytest -q tests/defs/test_definitions.py
@@ -50,4 +59,4 @@ lint: $(DEV_STAMP)
 	$(BIN)/ruff check split_assets tests bench
 
 clean:
-	rm -rf demo-workspace .dagster_home
+	rm -rf demo-workspace .dagster_home workspaces/demo

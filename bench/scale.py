@@ -76,7 +76,7 @@ class Server:
 
 def dagster_home(folder: Path) -> Path:
     """A Dagster instance of its own (telemetry off), as each machine would have."""
-    from split_assets.defs.instance import DAGSTER_YAML
+    from split_assets.shell.instance import DAGSTER_YAML
 
     folder.mkdir()
     (folder / "dagster.yaml").write_text(DAGSTER_YAML, encoding="utf-8")

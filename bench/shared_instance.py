@@ -50,7 +50,7 @@ def _with_seed(template: Path, folder: Path, seed: int) -> Path:
 def _home(folder: Path) -> Path:
     """A Dagster instance, created before any run starts (as the test's template is: two
     processes creating a new instance's SQLite storage at once can leave it unloadable)."""
-    from split_assets.defs.instance import DAGSTER_YAML
+    from split_assets.shell.instance import DAGSTER_YAML
 
     folder.mkdir()
     (folder / "dagster.yaml").write_text(DAGSTER_YAML, encoding="utf-8")

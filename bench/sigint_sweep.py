@@ -23,8 +23,8 @@ sys.path.insert(0, str(ROOT / "tests"))
 def main() -> int:
     from helpers.sigint import spread, sweep
 
-    from split_assets.defs.instance import DAGSTER_YAML
     from split_assets.demo import build_workspace
+    from split_assets.shell.instance import DAGSTER_YAML
 
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--timings", type=int, default=30)

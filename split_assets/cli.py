@@ -50,8 +50,8 @@ def run(config: Path | None, dry_run: bool = False, generated_at: str | None = N
         allow_degraded: int = 0, no_wait: bool = False) -> int:
     """Validate, register the fingerprint partition and materialize every asset and check
     (``dry_run``: print the plan instead; call no judge, write nothing)."""
-    from split_assets.defs.tags import ALLOW_DEGRADED_TAG, GENERATED_AT_TAG, NO_WAIT_TAG
     from split_assets.diagnosis.preflight import preflight
+    from split_assets.shell.tags import ALLOW_DEGRADED_TAG, GENERATED_AT_TAG, NO_WAIT_TAG
 
     generated_at = _check_generated_at(generated_at)
     if allow_degraded < 0:
@@ -64,14 +64,17 @@ def run(config: Path | None, dry_run: bool = False, generated_at: str | None = N
     checked = preflight(s.inputs, partition, s.judge, estimate=dry_run)
     if dry_run:
         return _print(checked.lines(s.inputs.predictions, partition))
-    from split_assets.defs.launch import run_split_job
+    from split_assets.shell.launch import run_split_job
 
     tags = {GENERATED_AT_TAG: generated_at} if generated_at else {}
-    if allow_degraded:
+    options: dict[str, object] = {}
+    if allow_degraded:  # the run config decides; the tags show it in the UI's run list
         tags[ALLOW_DEGRADED_TAG] = str(allow_degraded)
+        options["allow_degraded"] = allow_degraded
     if no_wait:
         tags[NO_WAIT_TAG] = "1"
-    run_split_job(s, tags)
+        options["no_wait"] = True
+    run_split_job(s, tags, options)
     files = partition.files
     evaluation = ([("evaluation", files.evaluation)] if s.loaded.config.evaluation.candidates
                   and files.evaluation.is_file() else [])
@@ -150,9 +153,12 @@ def fingerprint(config: Path | None, register: bool = False,
         shown = value if isinstance(value, str) else json.dumps(value, sort_keys=True)
         print(f"{name}={shown}")
     if register:
-        from split_assets.defs.instance import get_instance, register_partition
+        from split_assets.instances import name_for
+        from split_assets.shell.instance import get_instance, register_partition
+        from split_assets.shell.names import Names
 
-        new = register_partition(get_instance(), own.key)
+        names = Names(name_for(partition.loaded.path))
+        new = register_partition(get_instance(), own.key, names.partitions)
         _err(f"partition {own.key} {'registered' if new else 'already registered'}")
     return 0
 
@@ -225,14 +231,42 @@ def signals_copy(to: str, config: Path | None) -> int:
     return 0
 
 
-def demo(directory: Path) -> int:
-    """Build the sample workspace in ``directory`` and run it."""
+def demo(directory: Path, name: str = "demo") -> int:
+    """Build the sample workspace in ``directory``, declare it as workspace ``name`` (so
+    ``make ui`` shows it) and run it."""
     from split_assets.demo import build_workspace
+    from split_assets.instances import declare, declared
 
+    config = (directory / "video_split.yaml").absolute()
+    for d in declared():  # refused before anything is built
+        if d.name == name and d.config.resolve() != config.resolve():
+            raise UserError(f"workspace {name!r} is declared for another config ({d.config})",
+                            str(d.defs_yaml), "pass --name with another name, or remove that "
+                                              "folder")
     summary = build_workspace(directory)
     _err(f"sample workspace: {summary.n_videos} videos, {summary.n_questions} questions, "
          f"baseline accuracy {summary.accuracy:.3f}, {summary.n_infra} INFRA, in {directory}")
+    where, new = declare(name, summary.config_path)
+    if new:
+        _err(f"declared workspace {name!r} in {where}")
     return run(summary.config_path)
+
+
+def workspace(args: argparse.Namespace) -> int:
+    """``split-assets workspace add|list``: the workspaces the code location serves."""
+    from split_assets.instances import declare, declared, workspaces_dir
+
+    if args.action == "add":
+        where, new = declare(args.name, args.config)
+        print(f"{'declared' if new else 'already declared:'} workspace {args.name} "
+              f"({args.config.absolute()}) in {where}")
+        return 0
+    found = declared()
+    if not found:
+        _err(f"no workspace declared in {workspaces_dir()}")
+    for d in found:
+        print(f"{d.name}\t{d.config}\t{d.defs_yaml}")
+    return 0
 
 
 def import_run(args: argparse.Namespace) -> int:
@@ -314,7 +348,7 @@ def _main(argv: Sequence[str] | None) -> int:
 
 
 def _interrupted() -> int:
-    from split_assets.defs.launch import interrupted
+    from split_assets.shell.launch import interrupted
 
     return _fail(interrupted())
 
@@ -344,7 +378,9 @@ def _dispatch(args: argparse.Namespace) -> int:
         return export_signals(args.pool, args.out, args.config)
     if args.command == "signals":
         return signals_copy(args.to, args.config)
-    return demo(args.dir)
+    if args.command == "workspace":
+        return workspace(args)
+    return demo(args.dir, args.name)
 
 
 if __name__ == "__main__":

@@ -164,9 +164,19 @@ def _add_run_data_parsers(sub: argparse._SubParsersAction, config_help: str) -> 
                    help="postgresql://user@host/database (no password: PGPASSWORD or ~/.pgpass)")
     k.add_argument("--config", type=Path, help=config_help)
 
-    p = sub.add_parser("demo", help="build the sample workspace and run it")
+    p = sub.add_parser("demo", help="build the sample workspace, declare it and run it")
     p.add_argument("--dir", type=Path, default=Path(DEFAULT_DEMO_DIR),
                    help=f"where to build it (default: {DEFAULT_DEMO_DIR}/)")
+    p.add_argument("--name", default="demo",
+                   help="the workspace's name in Dagster, its asset-key prefix (default: demo)")
+
+    p = sub.add_parser("workspace", help="declare workspaces for the code location (dg dev)")
+    actions = p.add_subparsers(dest="action", required=True, metavar="ACTION")
+    k = actions.add_parser("add", help="declare a config as a workspace: writes "
+                                       "$SPLIT_ASSETS_WORKSPACES/NAME/defs.yaml")
+    k.add_argument("--name", required=True, help="its asset-key prefix (e.g. videomme)")
+    k.add_argument("--config", type=Path, required=True, help="the workspace's config file")
+    actions.add_parser("list", help="the declared workspaces: name, config, defs.yaml")
 
 
 def _role_arg(parser: argparse.ArgumentParser) -> None:

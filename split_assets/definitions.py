@@ -1,55 +1,45 @@
-"""The code location (what ``workspace.yaml``, ``dagster dev -m split_assets.definitions`` and
-the CLI load): assembly only; the definitions themselves live in ``split_assets/defs/``."""
+"""The code location (what ``dg dev``, ``workspace.yaml`` and ``dagster dev -m
+split_assets.definitions`` load): the definitions autoloaded from ``split_assets/defs/`` (one
+``SplitWorkspace`` per declared workspace), with the executor and loggers set once for the
+whole location. ``make_definitions`` builds one workspace alone (the CLI's in-process run)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from dagster import AssetSelection, Definitions, define_asset_job
+import dagster as dg
 
-from split_assets.defs.assets import (
-    candidate_evaluation,
-    canonical_predictions,
-    diagnosis_signals,
-    frozen_pools,
-    infra_t0_signals,
-    trainval_selection,
-)
-from split_assets.defs.checks import judge_agreement
-from split_assets.defs.console_log import compact_console_logger
-from split_assets.defs.executors import chosen_executor
-from split_assets.defs.instance import DIAGNOSIS_TAG
-from split_assets.defs.resources import build_resources
-from split_assets.defs.sensors import register_current_fingerprint
+from split_assets.shell.console_log import compact_console_logger
+from split_assets.shell.executors import chosen_executor
+from split_assets.shell.names import Names
+
+SPLIT_JOB = Names().job  # the unprefixed workspace's job: "split_pipeline"
 
 if TYPE_CHECKING:
     from split_assets.session import Session
 
-SPLIT_JOB = "split_pipeline"
 
-split_pipeline = define_asset_job(
-    SPLIT_JOB, selection=AssetSelection.all(),
-    description="Every asset and check of one fingerprint partition.",
-    tags={DIAGNOSIS_TAG: "true"})  # what a team instance's run queue limits (README)
+def location_settings(executor: str | None = None) -> dg.Definitions:
+    """The executor (local, celery or k8s: ``$SPLIT_ASSETS_EXECUTOR``, shell/executors.py) and
+    the console logger, once per code location."""
+    return dg.Definitions(executor=chosen_executor(executor),
+                          loggers={"console": compact_console_logger})
 
 
 def make_definitions(config_path: Path | str | None = None,
                      session: Session | None = None,
-                     executor: str | None = None) -> Definitions:
-    """The code location over one config file (default: ``$SPLIT_ASSETS_CONFIG``), or over a
-    session a command already built (the CLI's in-process run); ``executor``: local (the
-    default), celery or k8s (default: ``$SPLIT_ASSETS_EXECUTOR``, defs/executors.py)."""
-    return Definitions(
-        assets=[canonical_predictions, infra_t0_signals, diagnosis_signals, trainval_selection,
-                frozen_pools, candidate_evaluation],
-        asset_checks=[judge_agreement],
-        jobs=[split_pipeline],
-        sensors=[register_current_fingerprint],
-        resources=build_resources(config_path, session),
-        executor=chosen_executor(executor),
-        loggers={"console": compact_console_logger},
-    )
+                     executor: str | None = None, name: str | None = None) -> dg.Definitions:
+    """One workspace (``name`` None: unprefixed) over a config file (default:
+    ``$SPLIT_ASSETS_CONFIG``), or over a session a command already built."""
+    from split_assets.shell.workspace_defs import workspace_definitions
+
+    return dg.Definitions.merge(workspace_definitions(Names(name), config_path, session),
+                                location_settings(executor))
 
 
-defs = make_definitions()
+@dg.definitions
+def defs() -> dg.Definitions:
+    return dg.Definitions.merge(
+        dg.load_from_defs_folder(path_within_project=Path(__file__).parent),
+        location_settings())

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 import yaml
 
-from split_assets.defs.instance import DAGSTER_YAML
 from split_assets.demo import build_workspace
+from split_assets.shell.instance import DAGSTER_YAML
 
 # the openai judge's server and workspace; the session's PostgreSQL server
 pytest_plugins = ("helpers.openai_workspace", "helpers.postgres")
@@ -83,6 +83,8 @@ def dagster_home(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
         home = request.getfixturevalue("tmp_path") / "dagster_home"
         shutil.copytree(request.getfixturevalue("_dagster_home_template"), home)
     monkeypatch.setenv("DAGSTER_HOME", str(home))
+    # declared workspaces (split-assets demo, workspace add) go beside it, never ./workspaces
+    monkeypatch.setenv("SPLIT_ASSETS_WORKSPACES", str(home.parent / "workspaces"))
     return home
 
 

@@ -5,20 +5,26 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from conftest import edit_config, kv
-from dagster import AssetKey, DynamicPartitionsDefinition
+from dagster import AssetKey, Definitions, DynamicPartitionsDefinition
 
 from split_assets.definitions import SPLIT_JOB, make_definitions
 
 SNAPSHOT = Path(__file__).parents[1] / "snapshots" / "definitions.json"
 
 
-def describe() -> dict:
-    defs = make_definitions("unused.yaml")
+REPO_CONFIG = Path(__file__).parents[2] / "config" / "video_split.yaml"
+
+
+def describe(defs: Definitions | None = None) -> dict:
+    """Assets, checks, jobs, sensors, resources and the executor of a code location (default:
+    the unprefixed workspace alone)."""
+    defs = defs or make_definitions("unused.yaml")
     graph = defs.resolve_asset_graph()
     assets = {}
     for key in sorted(graph.get_all_asset_keys(), key=lambda k: k.to_user_string()):
@@ -31,42 +37,84 @@ def describe() -> dict:
             "group": node.group_name,
         }
     checks = {}
-    for check_key in sorted(graph.asset_check_keys, key=lambda k: k.name):
+    for check_key in sorted(graph.asset_check_keys, key=lambda k: k.to_user_string()):
         spec = graph.get_check_spec(check_key)
-        checks[check_key.name] = {"asset": check_key.asset_key.to_user_string(),
-                                  "blocking": spec.blocking}
-    job = defs.resolve_job_def(SPLIT_JOB)
-    return {"assets": assets, "checks": checks,
-            "jobs": sorted(j.name for j in defs.resolve_all_job_defs()
-                           if not j.name.startswith("__")),
-            "executor": job.executor_def.name,
+        checks[check_key.to_user_string()] = {"asset": check_key.asset_key.to_user_string(),
+                                              "blocking": spec.blocking}
+    jobs = sorted(j.name for j in defs.resolve_all_job_defs() if not j.name.startswith("__"))
+    return {"assets": assets, "checks": checks, "jobs": jobs,
+            "sensors": sorted(s.name for s in defs.sensors or []),
+            "executor": defs.resolve_job_def(jobs[0]).executor_def.name,
             "resources": sorted(defs.resources or {})}
 
 
-def test_definitions_match_snapshot() -> None:
-    current = describe()
+def location(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *names: str) -> Definitions:
+    """The code location (``split_assets.definitions.defs``) with workspaces ``names``
+    declared in a temporary folder, each over a copy of the repository's config."""
+    from split_assets.definitions import defs
+    from split_assets.instances import declare
+
+    monkeypatch.delenv("SPLIT_ASSETS_CONFIG", raising=False)
+    folder = tmp_path / "workspaces"
+    monkeypatch.setenv("SPLIT_ASSETS_WORKSPACES", str(folder))
+    for name in names:
+        config = tmp_path / name / "video_split.yaml"
+        config.parent.mkdir()
+        shutil.copy(REPO_CONFIG, config)
+        declare(name, config, folder)
+    return defs()
+
+
+def test_definitions_match_snapshot(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two declared workspaces, as ``dg dev`` loads them: everything under its own names."""
+    current = describe(location(tmp_path, monkeypatch, "demo", "videomme"))
     if os.environ.get("UPDATE_SNAPSHOT"):
         SNAPSHOT.write_text(json.dumps(current, indent=2, sort_keys=True) + "\n")
     assert current == json.loads(SNAPSHOT.read_text())
 
 
 def test_graph_shape() -> None:
+    """The unprefixed workspace (``SPLIT_ASSETS_CONFIG``) keeps the names of earlier
+    releases."""
     current = describe()
     assert list(current["assets"]) == ["candidate_evaluation", "canonical_predictions",
                                        "diagnosis_signals", "frozen_pools", "infra_t0_signals",
                                        "trainval_selection"]
     assert current["assets"]["candidate_evaluation"]["deps"] == ["frozen_pools"]
     assert {a["partitions"] for a in current["assets"].values()} == {"diag_fingerprint"}
+    assert {a["group"] for a in current["assets"].values()} == {"video_split"}
     assert current["assets"]["frozen_pools"]["deps"] == ["trainval_selection"]
     assert set(current["assets"]["trainval_selection"]["deps"]) == {
         "canonical_predictions", "diagnosis_signals", "infra_t0_signals"}
-    assert set(current["checks"]) == {"mcnemar_power", "pools_disjoint", "pools_cover_benchmark",
-                                      "videos_atomic", "floors_met", "test_within_epsilon",
-                                      "pools_sha256_matches", "judge_agreement"}
-    assert all(c["blocking"] for c in current["checks"].values())
-    assert {name for name, c in current["checks"].items()
+    checks = {key.split(":")[-1]: c for key, c in current["checks"].items()}
+    assert set(checks) == {"mcnemar_power", "pools_disjoint", "pools_cover_benchmark",
+                           "videos_atomic", "floors_met", "test_within_epsilon",
+                           "pools_sha256_matches", "judge_agreement"}
+    assert all(c["blocking"] for c in checks.values())
+    assert {name for name, c in checks.items()
             if c["asset"] != "frozen_pools"} == {"judge_agreement"}  # on diagnosis_signals
     assert current["executor"] == "multi_or_in_process_executor"  # in-process by default
+    assert current["jobs"] == ["split_pipeline"]
+    assert current["sensors"] == ["register_current_fingerprint"]
+
+
+def test_two_workspaces_with_one_config_are_refused(tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    from split_assets.errors import ConfigError
+    from split_assets.instances import declare
+
+    location(tmp_path, monkeypatch, "alpha")
+    with pytest.raises(ConfigError, match="this config is declared already, as 'alpha'"):
+        declare("beta", tmp_path / "alpha" / "video_split.yaml", tmp_path / "workspaces")
+
+
+def test_split_assets_config_replaces_the_declared_workspaces(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from split_assets.definitions import defs
+
+    location(tmp_path, monkeypatch, "alpha", "beta")
+    monkeypatch.setenv("SPLIT_ASSETS_CONFIG", str(REPO_CONFIG))
+    assert describe(defs()) == describe()
 
 
 @pytest.mark.parametrize(("name", "executor"), [("celery", "celery"), ("k8s", "k8s")])
@@ -132,7 +180,7 @@ def test_diagnosis_shards_run_in_parallel_processes_and_pay_once(
 def test_partition_key_must_match_config_fingerprint(small_workspace: Path) -> None:
     from dagster import DagsterInstance
 
-    from split_assets.defs.instance import register_partition
+    from split_assets.shell.instance import register_partition
 
     instance = DagsterInstance.get()
     register_partition(instance, "fp-000000000000")
@@ -153,8 +201,8 @@ def test_each_run_reads_the_config_afresh(small_workspace: Path) -> None:
     runs of the same loaded definitions (a long-lived code server) is seen by the second."""
     from dagster import DagsterInstance
 
-    from split_assets.defs.instance import register_partition
     from split_assets.session import Session
+    from split_assets.shell.instance import register_partition
 
     instance = DagsterInstance.get()
     key = Session.open(small_workspace).partition.key

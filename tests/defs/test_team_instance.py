@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from helpers.postgres import Postgres
 
-from split_assets.defs.instance import team_dagster_yaml
+from split_assets.shell.instance import team_dagster_yaml
 
 
 @pytest.mark.timeout(600)

@@ -66,10 +66,12 @@ def _dagster_cmd() -> list[str]:
 class DagsterDev:
     """A running `dagster dev` process group; use as a context manager (stops on exit)."""
 
-    def __init__(self, dagster_home: Path, workdir: Path, env: dict[str, str], module: str) -> None:
+    def __init__(self, dagster_home: Path, workdir: Path, env: dict[str, str], module: str,
+                 dg: bool = False) -> None:
         self.dagster_home = Path(dagster_home)
         self.workdir = Path(workdir)
         self.module = module
+        self.dg = dg  # `dg dev` in the project root (workdir) instead of `dagster dev -m`
         self.port = _free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log_path = self.dagster_home / "dagster_dev.log"
@@ -78,7 +80,13 @@ class DagsterDev:
         self._log = None
 
     def start(self, timeout_s: float = 120.0) -> DagsterDev:
-        cmd = [*_dagster_cmd(), "dev", "-m", self.module, "-h", "127.0.0.1", "-p", str(self.port)]
+        if self.dg:
+            cmd = [str(Path(sys.executable).parent / "dg"), "dev", "-h", "127.0.0.1",
+                   "-p", str(self.port)]
+            self.env["VIRTUAL_ENV"] = sys.prefix  # the project's venv: no mismatch warning
+        else:
+            cmd = [*_dagster_cmd(), "dev", "-m", self.module, "-h", "127.0.0.1", "-p",
+                   str(self.port)]
         self._log = open(self.log_path, "ab")  # noqa: SIM115 - closed in stop()
         self.proc = subprocess.Popen(
             cmd,
@@ -171,6 +179,48 @@ def start_dagster_dev(
     result as a context manager so the process group is stopped on exit.
     """
     return DagsterDev(dagster_home, workdir, env, module).start()
+
+
+def start_dg_dev(dagster_home: Path, env: dict[str, str]) -> DagsterDev:
+    """Start `dg dev` in the project root (the repository), as `make ui` does; otherwise as
+    `start_dagster_dev`. The code location is `split_assets`."""
+    root = Path(__file__).resolve().parents[2]
+    return DagsterDev(dagster_home, root, env, "split_assets.definitions", dg=True).start()
+
+
+RESOURCES_QUERY = (
+    """
+query Resources($selector: RepositorySelector!) {
+  allTopLevelResourceDetailsOrError(repositorySelector: $selector) {
+    __typename
+    ... on ResourceDetailsList {
+      results {
+        name
+        description
+        configuredValues { key value type }
+        assetKeysUsing { path }
+        jobsOpsUsing { jobName }
+      }
+    }
+    ...PythonErrorFragment
+  }
+}
+"""
+    + _PYTHON_ERROR_FRAGMENT
+)
+
+
+def resource_details(url: str) -> dict[str, dict]:
+    """The UI's resource view: name -> {description, values (key -> value), assets (the asset
+    keys using it)}."""
+    location, repo = _loaded_repository(url)
+    selector = {"repositoryLocationName": location, "repositoryName": repo}
+    found = _expect(graphql(url, RESOURCES_QUERY, {"selector": selector})[
+        "allTopLevelResourceDetailsOrError"], "ResourceDetailsList", "resources")
+    return {r["name"]: {"description": r["description"],
+                        "values": {v["key"]: v["value"] for v in r["configuredValues"]},
+                        "assets": sorted("/".join(k["path"]) for k in r["assetKeysUsing"])}
+            for r in found["results"]}
 
 
 def graphql(url: str, query: str, variables: dict) -> dict:

@@ -130,8 +130,8 @@ def _materialize(config: Path):  # noqa: ANN202
     from dagster import DagsterInstance
 
     from split_assets.definitions import SPLIT_JOB, make_definitions
-    from split_assets.defs.instance import register_partition
     from split_assets.session import Session
+    from split_assets.shell.instance import register_partition
 
     key = Session.open(config).partition.key
     register_partition(DagsterInstance.get(), key)

@@ -7,7 +7,6 @@ from pathlib import Path
 
 from dagster import DagsterInstance
 
-from split_assets.defs.partitions import diag_fingerprint_partitions
 from split_assets.errors import UserError, environment_error
 
 # telemetry off; no first-visit modal in the UI
@@ -65,10 +64,10 @@ def get_instance() -> DagsterInstance:
                         " or point DAGSTER_HOME elsewhere") from None
 
 
-def register_partition(instance: DagsterInstance, key: str) -> bool:
-    """Add the fingerprint partition if absent; True when it was new."""
-    name = diag_fingerprint_partitions.name
-    assert name is not None
+def register_partition(instance: DagsterInstance, key: str, name: str = "diag_fingerprint"
+                       ) -> bool:
+    """Add the fingerprint partition to the partitions definition ``name`` (a workspace's
+    ``Names.partitions``) if absent; True when it was new."""
     if instance.has_dynamic_partition(name, key):
         return False
     try:

@@ -11,18 +11,26 @@ from split_assets.lib.failpoints import failpoint
 from split_assets.session import Session
 
 
-def run_split_job(session: Session, tags: dict[str, str]) -> None:
-    """Materialize every asset and check of the session's partition (raises the error that
-    failed the run)."""
-    from split_assets.definitions import SPLIT_JOB, make_definitions
-    from split_assets.defs.instance import get_instance, register_partition
+def run_split_job(session: Session, tags: dict[str, str],
+                  options: dict[str, object] | None = None) -> None:
+    """Materialize every asset and check of the session's partition, under the names of the
+    workspace that declares its config (raises the error that failed the run). ``options``:
+    the run config of the workspace's ``run_options`` (``allow_degraded``, ``no_wait``)."""
+    from split_assets.definitions import make_definitions
+    from split_assets.instances import name_for
+    from split_assets.shell.instance import get_instance, register_partition
+    from split_assets.shell.names import RUN_OPTIONS, Names
 
+    names = Names(name_for(session.loaded.path))
     instance = get_instance()
     key = session.partition.key
-    register_partition(instance, key)
+    register_partition(instance, key, names.partitions)
     failpoint("run.registered")
-    job = make_definitions(session=session, executor="local").resolve_job_def(SPLIT_JOB)
-    run_config = {"loggers": {"console": {"config": {"log_level": "DEBUG"}}}}
+    job = make_definitions(session=session, executor="local",
+                           name=names.name).resolve_job_def(names.job)
+    run_config: dict[str, object] = {"loggers": {"console": {"config": {"log_level": "DEBUG"}}}}
+    if options:
+        run_config["resources"] = {names.resource(RUN_OPTIONS): {"config": options}}
     with interrupts.watch():  # a Ctrl-C is never lost (lib/interrupts.py; cli.main watches too)
         result = job.execute_in_process(run_config=run_config, instance=instance,
                                         partition_key=key, tags=tags,

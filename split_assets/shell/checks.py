@@ -2,6 +2,8 @@
 human review labels. (frozen_pools' seven checks are its own check_specs: ``pool_checks.py``.)"""
 
 
+from typing import Any
+
 from dagster import (
     AssetCheckExecutionContext,
     AssetCheckResult,
@@ -9,23 +11,35 @@ from dagster import (
     asset_check,
 )
 
-from split_assets.defs.assets import diagnosis_signals
-from split_assets.defs.failures import fails_cleanly
-from split_assets.defs.partitions import diag_fingerprint_partitions
-from split_assets.defs.pool_checks import which
-from split_assets.defs.resources import SessionResource
+from split_assets.partition import Partition
+from split_assets.shell import names as n
+from split_assets.shell.failures import fails_cleanly
+from split_assets.shell.names import Names
+from split_assets.shell.partitions import partitions_of
+from split_assets.shell.pool_checks import which
+from split_assets.shell.resources import session_of
 
 
-@asset_check(asset=diagnosis_signals, blocking=True, partitions_def=diag_fingerprint_partitions,
-             description="Cohen's kappa of the judge's tiers against the human review labels "
-                         "(split-assets review): blocking below diag.min_kappa when set, "
-                         "otherwise informative.")
-@fails_cleanly
-def judge_agreement(context: AssetCheckExecutionContext,
-                    session: SessionResource) -> AssetCheckResult:
+def build_agreement_check(names: Names) -> Any:
+    """The workspace's ``judge_agreement`` check on its diagnosis_signals."""
+
+    @asset_check(asset=names.key("diagnosis_signals"), name="judge_agreement", blocking=True,
+                 partitions_def=partitions_of(names),
+                 required_resource_keys={names.resource(n.SESSION),
+                                         names.resource(n.SIGNAL_STORE)},
+                 description="Cohen's kappa of the judge's tiers against the human review "
+                             "labels (split-assets review): blocking below diag.min_kappa when "
+                             "set, otherwise informative.")
+    @fails_cleanly
+    def judge_agreement(context: AssetCheckExecutionContext) -> AssetCheckResult:
+        return _judge_agreement(session_of(context, names).partition)
+
+    return judge_agreement
+
+
+def _judge_agreement(partition: Partition) -> AssetCheckResult:
     from split_assets.review.labels import judge_vs_humans
 
-    partition = session.session(context.partition_key).partition
     minimum = partition.loaded.config.diag.min_kappa
     k = judge_vs_humans(partition)
     if k is None or k.kappa != k.kappa:  # no labels, or kappa undefined (one label only)

@@ -11,9 +11,10 @@ from typing import Any
 
 from dagster import AssetCheckResult, AssetCheckSeverity, AssetCheckSpec, PreviewWarning
 
-from split_assets.defs.partitions import diag_fingerprint_partitions
 from split_assets.errors import ConfigError, RunFailure, SplitAssetsError
 from split_assets.partition import Partition
+from split_assets.shell.names import Names
+from split_assets.shell.partitions import partitions_of
 from split_assets.split.freeze import FrozenSplit
 from split_assets.split.invariants import INVARIANTS, verify
 from split_assets.split.problem import SplitProblem
@@ -37,11 +38,11 @@ DESCRIPTIONS = {
 }
 
 
-def frozen_check_specs() -> list[AssetCheckSpec]:
+def frozen_check_specs(names: Names) -> list[AssetCheckSpec]:
     """The checks frozen_pools declares (blocking: a failed one stops what depends on it)."""
-    return [AssetCheckSpec(name, asset="frozen_pools", blocking=True,
+    return [AssetCheckSpec(name, asset=names.key("frozen_pools"), blocking=True,
                            description=DESCRIPTIONS[name],
-                           partitions_def=diag_fingerprint_partitions)
+                           partitions_def=partitions_of(names))
             for name in (*INVARIANTS, POWER)]
 
 

@@ -3,7 +3,7 @@
 leave each as a ``dagster.Failure`` with one line (``failures.fails_cleanly``)."""
 
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from dagster import (
@@ -15,13 +15,6 @@ from dagster import (
 )
 
 from split_assets.data.db import utc_now
-from split_assets.defs import metadata as md
-from split_assets.defs import pool_checks
-from split_assets.defs.diagnosis import diagnosis_signals
-from split_assets.defs.failures import fails_cleanly
-from split_assets.defs.partitions import diag_fingerprint_partitions
-from split_assets.defs.resources import SessionResource
-from split_assets.defs.tags import ALLOW_DEGRADED_TAG, GENERATED_AT_TAG, int_tag
 from split_assets.diagnosis.plan import infra_rows
 from split_assets.errors import RunFailure
 from split_assets.lib import interrupts
@@ -29,39 +22,102 @@ from split_assets.lib.canonical import atomic_write_bytes, canonical_bytes
 from split_assets.lib.failpoints import failpoint
 from split_assets.partition import config_snapshot
 from split_assets.session import Session
+from split_assets.shell import metadata as md
+from split_assets.shell import names as n
+from split_assets.shell import pool_checks
+from split_assets.shell.diagnosis import build_diagnosis_signals
+from split_assets.shell.failures import fails_cleanly
+from split_assets.shell.names import Names
+from split_assets.shell.partitions import partitions_of
+from split_assets.shell.resources import options_of, session_of
+from split_assets.shell.tags import GENERATED_AT_TAG
 from split_assets.split.freeze import FrozenSplit, build_pools, manifest, write_frozen
 from split_assets.split.problem import SplitProblem
 from split_assets.split.selection import read_selection, select_trainval, write_selection
 from split_assets.split.validation import draw_validation
 
-GROUP = "video_split"
+
+def build_assets(names: Names) -> list[Any]:
+    """The workspace's six assets (and frozen_pools' checks) under its names."""
+    return [*_reading_assets(names), build_diagnosis_signals(names), *_freezing_assets(names)]
 
 
-def _partitioned(**kwargs: Any) -> Any:
-    """``@asset`` in the group, one partition per diagnosis fingerprint."""
-    return asset(partitions_def=diag_fingerprint_partitions, group_name=GROUP, **kwargs)
+def _partitioned(names: Names) -> Any:
+    """``@asset`` in the workspace's group, one partition per diagnosis fingerprint, using the
+    workspace's session, signal store and harness db (and ``uses``)."""
+    partitions = partitions_of(names)
+    used = {names.resource(r) for r in (n.SESSION, n.SIGNAL_STORE, n.HARNESS_DB)}
+
+    def partitioned(name: str, deps: tuple[str, ...] = (), uses: frozenset[str] = frozenset(),
+                    **kwargs: Any) -> Any:
+        return asset(name=name, key_prefix=names.key_prefix, partitions_def=partitions,
+                     group_name=names.group, deps=[names.key(d) for d in deps],
+                     required_resource_keys=used | {names.resource(u) for u in uses},
+                     **kwargs)
+
+    return partitioned
 
 
-@_partitioned(
-    description=("One canonical prediction per question of the baseline run: the greatest "
-                 "(attempt, created_at), its option letter (Video-MME's extraction), correct."))
-@fails_cleanly
-def canonical_predictions(context: AssetExecutionContext,
-                          session: SessionResource) -> MaterializeResult:
-    s = session.session(context.partition_key)
-    # which judge this run is about, in the run's tags (UI runs too: added here, at the start)
-    context.instance.add_run_tags(context.run.run_id, md.judge_tags(s.partition))
-    return MaterializeResult(metadata=md.predictions_metadata(s.inputs.predictions, s.partition))
+def _reading_assets(names: Names) -> list[Any]:
+    partitioned = _partitioned(names)
+
+    @partitioned("canonical_predictions", description=(
+        "One canonical prediction per question of the baseline run: the greatest "
+        "(attempt, created_at), its option letter (Video-MME's extraction), correct."))
+    @fails_cleanly
+    def canonical_predictions(context: AssetExecutionContext) -> MaterializeResult:
+        s = session_of(context, names)
+        # which judge this run is about, in the run's tags (UI runs too: added at the start)
+        context.instance.add_run_tags(context.run.run_id, md.judge_tags(s.partition))
+        return MaterializeResult(metadata=md.predictions_metadata(s.inputs.predictions,
+                                                                  s.partition))
+
+    @partitioned("infra_t0_signals", deps=("canonical_predictions",), description=(
+        "A T0 signal row for every wrong INFRA answer (execution failure, empty or "
+        "unextractable prediction); upserted, so re-materializing changes nothing."))
+    @fails_cleanly
+    def infra_t0_signals(context: AssetExecutionContext) -> MaterializeResult:
+        return _infra_t0_signals(session_of(context, names))
+
+    return [canonical_predictions, infra_t0_signals]
 
 
-@_partitioned(
-    deps=[canonical_predictions],
-    description=("A T0 signal row for every wrong INFRA answer (execution failure, empty or "
-                 "unextractable prediction); upserted, so re-materializing changes nothing."))
-@fails_cleanly
-def infra_t0_signals(context: AssetExecutionContext,
-                     session: SessionResource) -> MaterializeResult:
-    s = session.session(context.partition_key)
+def _freezing_assets(names: Names) -> list[Any]:
+    partitioned = _partitioned(names)
+
+    @partitioned("trainval_selection", deps=("canonical_predictions", "infra_t0_signals",
+                                             "diagnosis_signals"), description=(
+        "Picks exactly n_trainval trainval videos: floor_k T2 met, the test pool within "
+        "epsilon of the global mix and as close to it as the integers allow. Writes "
+        "the choice to `out_dir/.steps/<fingerprint>/<split_id>/`."))
+    @fails_cleanly
+    def trainval_selection(context: AssetExecutionContext) -> MaterializeResult:
+        return _trainval_selection(session_of(context, names))
+
+    @partitioned("frozen_pools", deps=("trainval_selection",), uses=frozenset({n.RUN_OPTIONS}),
+                 check_specs=pool_checks.frozen_check_specs(names), description=(
+        "Splits trainval into train/validation, evaluates its seven checks in memory, "
+        "and only when all pass writes `pools.json` and `split_manifest.json` "
+        "atomically under `out_dir/<fingerprint>/<split_id>/`."))
+    @fails_cleanly
+    def frozen_pools(context: AssetExecutionContext
+                     ) -> Iterator[AssetCheckResult | MaterializeResult]:
+        allowed = options_of(context, names).allowed_degraded(context.run.tags)
+        yield from _frozen_pools(session_of(context, names), context.run.tags, allowed)
+
+    @partitioned("candidate_evaluation", deps=("frozen_pools",), description=(
+        "Compares each evaluation.candidates run with the baseline on the frozen "
+        "validation and test pools: 2x2 tables, exact and mid-p McNemar, the "
+        "cluster-adjusted test, and the gain net of evaluation.control_run. Writes "
+        "evaluation.json beside pools.json."))
+    @fails_cleanly
+    def candidate_evaluation(context: AssetExecutionContext) -> MaterializeResult:
+        return _candidate_evaluation(context, session_of(context, names))
+
+    return [trainval_selection, frozen_pools, candidate_evaluation]
+
+
+def _infra_t0_signals(s: Session) -> MaterializeResult:
     rows = infra_rows(s.inputs.predictions, s.partition.run_id, s.partition.key)
     with s.partition.store() as store:
         store.upsert_many(rows)
@@ -72,15 +128,7 @@ def infra_t0_signals(context: AssetExecutionContext,
     })
 
 
-@_partitioned(
-    deps=[canonical_predictions, infra_t0_signals, diagnosis_signals],
-    description=("Picks exactly n_trainval trainval videos: floor_k T2 met, the test pool within "
-                 "epsilon of the global mix and as close to it as the integers allow. Writes "
-                 "the choice to `out_dir/.steps/<fingerprint>/<split_id>/`."))
-@fails_cleanly
-def trainval_selection(context: AssetExecutionContext,
-                       session: SessionResource) -> MaterializeResult:
-    s = session.session(context.partition_key)
+def _trainval_selection(s: Session) -> MaterializeResult:
     problem, digests = s.split_inputs()
     selection = select_trainval(problem)
     failpoint("selection.done")
@@ -90,15 +138,8 @@ def trainval_selection(context: AssetExecutionContext,
         "selection_path": MetadataValue.path(str(s.partition.selection_file))})
 
 
-@_partitioned(
-    deps=[trainval_selection], check_specs=pool_checks.frozen_check_specs(),
-    description=("Splits trainval into train/validation, evaluates its seven checks in memory, "
-                 "and only when all pass writes `pools.json` and `split_manifest.json` "
-                 "atomically under `out_dir/<fingerprint>/<split_id>/`."))
-@fails_cleanly
-def frozen_pools(context: AssetExecutionContext,
-                 session: SessionResource) -> Iterator[AssetCheckResult | MaterializeResult]:
-    s = session.session(context.partition_key)
+def _frozen_pools(s: Session, tags: Mapping[str, str], allowed: int
+                  ) -> Iterator[AssetCheckResult | MaterializeResult]:
     partition = s.partition
     problem, digests_of = s.split_inputs()
     digests = digests_of()
@@ -106,15 +147,13 @@ def frozen_pools(context: AssetExecutionContext,
     selection = read_selection(partition.selection_file, digests)
     frozen = build_pools(problem, selection, draw_validation(problem, selection.trainval),
                          partition.run_id, partition.key, partition.split_id)
-    doc = _manifest_of(s, problem, frozen, digests,
-                       context.run.tags.get(GENERATED_AT_TAG) or utc_now())
+    doc = _manifest_of(s, problem, frozen, digests, tags.get(GENERATED_AT_TAG) or utc_now())
     vs = s.loaded.config.video_split
     results, failed = pool_checks.evaluate(partition, problem, frozen, doc["power"],
                                            vs.val_wrong_min)
     if failed is None:  # degraded diagnoses beyond --allow-degraded: no split, no check run
         settled = partition.settled_degraded()  # accepted when this split was first frozen
-        refuse_degraded([q for q in doc["degraded_question_ids"] if q not in settled],
-                        int_tag(context.run.tags, ALLOW_DEGRADED_TAG, 0))
+        refuse_degraded([q for q in doc["degraded_question_ids"] if q not in settled], allowed)
     yield from results  # each check's result, before anything is written
     if failed is not None:
         raise failed
@@ -149,19 +188,10 @@ def refuse_degraded(degraded: list[str], allowed: int) -> None:
                             f"with --allow-degraded {len(degraded)}")
 
 
-@_partitioned(
-    deps=[frozen_pools],
-    description=("Compares each evaluation.candidates run with the baseline on the frozen "
-                 "validation and test pools: 2x2 tables, exact and mid-p McNemar, the "
-                 "cluster-adjusted test, and the gain net of evaluation.control_run. Writes "
-                 "evaluation.json beside pools.json."))
-@fails_cleanly
-def candidate_evaluation(context: AssetExecutionContext,
-                         session: SessionResource) -> MaterializeResult:
+def _candidate_evaluation(context: AssetExecutionContext, s: Session) -> MaterializeResult:
     from split_assets.evaluation.report import compare_runs
     from split_assets.evaluation.report import markdown as evaluation_markdown
 
-    s = session.session(context.partition_key)
     partition, evaluation = s.partition, s.loaded.config.evaluation
     if not evaluation.candidates:
         return MaterializeResult(metadata={

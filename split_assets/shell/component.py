@@ -1,0 +1,31 @@
+"""``SplitWorkspace``: one workspace as a Dagster Component. Its attributes are the config
+file (relative to the folder of its ``defs.yaml``) and a name, which prefixes everything the
+workspace defines (``shell/names.py``). Instances are declared in ``$SPLIT_ASSETS_WORKSPACES``
+(``split_assets/instances.py``) or in any dg project's ``defs/`` folder."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import dagster as dg
+
+from split_assets.instances import check_name, resolve_config
+from split_assets.shell.names import Names
+from split_assets.shell.workspace_defs import workspace_definitions
+
+
+class SplitWorkspace(dg.Component, dg.Model, dg.Resolvable):
+    """A split_assets workspace: its six assets, checks, job, sensor, dynamic partitions
+    definition and resources, under the asset-key prefix ``name``."""
+
+    name: str
+    config: str
+
+    def config_path(self, base: Path) -> Path:
+        """The config file, relative to ``base`` (the declaring defs.yaml's folder)."""
+        where = str(base / "defs.yaml")
+        check_name(self.name, where)
+        return resolve_config(self.config, base, where)
+
+    def build_defs(self, context: dg.ComponentLoadContext) -> dg.Definitions:
+        return workspace_definitions(Names(self.name), self.config_path(context.path))

@@ -1,0 +1,42 @@
+"""One workspace's definitions under its names (``shell/names.py``): the six assets,
+frozen_pools' checks and judge_agreement, the ``split_pipeline`` job, the sensor and the
+resources. The executor and loggers are the code location's, set once
+(``split_assets/definitions.py``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from dagster import AssetSelection, Definitions, define_asset_job
+
+from split_assets.shell.assets import build_assets
+from split_assets.shell.checks import build_agreement_check
+from split_assets.shell.instance import DIAGNOSIS_TAG
+from split_assets.shell.names import Names
+from split_assets.shell.resources import build_resources
+from split_assets.shell.sensors import build_sensor
+
+if TYPE_CHECKING:
+    from split_assets.session import Session
+
+
+def workspace_definitions(names: Names, config_path: Path | str | None = None,
+                          session: Session | None = None) -> Definitions:
+    """A workspace over a config file (default: ``$SPLIT_ASSETS_CONFIG``), or over a session a
+    command already built (the CLI's in-process run)."""
+    from split_assets.config import config_path_from_env
+
+    path = (session.loaded.path if session is not None else
+            Path(config_path) if config_path is not None else config_path_from_env()).absolute()
+    job = define_asset_job(
+        names.job, selection=AssetSelection.groups(names.group),
+        description="Every asset and check of one fingerprint partition.",
+        tags={DIAGNOSIS_TAG: "true"})  # what a team instance's run queue limits (README)
+    return Definitions(
+        assets=build_assets(names),
+        asset_checks=[build_agreement_check(names)],
+        jobs=[job],
+        sensors=[build_sensor(names, str(path))],
+        resources=build_resources(names, path, session),
+    )
