@@ -69,11 +69,13 @@ def test_the_environment_wins_and_the_config_folder_wins_over_the_current_one(
     assert "sk-from" not in out
 
 
+@pytest.mark.parametrize("tool", ["dagster asset materialize", "dg launch"])
 def test_under_dagster_its_own_dotenv_wins(openai_config: Path, server: FakeLLM,
-                                           dagster_home: Path, run_cli) -> None:  # noqa: ANN001
+                                           dagster_home: Path, run_cli,  # noqa: ANN001
+                                           tool: str) -> None:
     """`dagster` loads the .env of the folder it starts in over the process environment
-    (dagster/_cli/utils.py: _inject_local_env_file); the .env beside the config fills the
-    rest. So under `make ui` (started in the repository), the repository's .env wins."""
+    (dagster/_cli/utils.py: _inject_local_env_file), and so does `dg launch` (it runs
+    `dagster asset materialize` in its process); the .env beside the config fills the rest."""
     code, out, err = run_cli("fingerprint", "--config", str(openai_config), "--register")
     assert code == 0, err
     started_in = openai_config.parent.parent / "started_in"
@@ -83,11 +85,15 @@ def test_under_dagster_its_own_dotenv_wins(openai_config: Path, server: FakeLLM,
             OPENAI_BASE_URL=server.base_url)
     env = {k: v for k, v in os.environ.items() if k != "OPENAI_BASE_URL"}
     env.update(DAGSTER_HOME=str(dagster_home), SPLIT_ASSETS_CONFIG=str(openai_config),
-               OPENAI_API_KEY="sk-process-environment")
-    dagster = Path(sys.executable).parent / "dagster"
-    proc = subprocess.run([str(dagster), "asset", "materialize", "-m", "split_assets.definitions",
-                           "--select", "*", "--partition", out.splitlines()[0]],
-                          cwd=started_in, env=env, capture_output=True, text=True, check=False)
+               OPENAI_API_KEY="sk-process-environment", VIRTUAL_ENV=sys.prefix)
+    bin_dir, partition = Path(sys.executable).parent, out.splitlines()[0]
+    command = ([str(bin_dir / "dagster"), "asset", "materialize", "-m",
+                "split_assets.definitions", "--select", "*", "--partition", partition]
+               if tool.startswith("dagster") else
+               [str(bin_dir / "dg"), "launch", "--target-path", str(Path(__file__).parents[2]),
+                "--assets", "*", "--partition", partition])
+    proc = subprocess.run(command, cwd=started_in, env=env, capture_output=True, text=True,
+                          check=False)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert set(server.keys) == {"sk-dagster-dotenv"}  # the base URL came from the config's
     assert "sk-dagster-dotenv" not in proc.stdout + proc.stderr

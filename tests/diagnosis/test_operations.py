@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 from conftest import edit_config, kv
-from helpers.llm_server import Action, FakeLLM
+from helpers.llm_server import Action, FakeLLM, always_invalid_for_the_first_question
 
 from split_assets.cli import main
 from split_assets.demo import build_workspace
@@ -99,18 +99,6 @@ def clean(ops_template: Path, server: FakeLLM, tmp_path_factory: pytest.TempPath
             else:
                 os.environ[k] = v
     return Path(lines["pools"]).read_bytes(), Path(lines["manifest"]).read_bytes(), calls
-
-
-def always_invalid_for_the_first_question(bad: list[str]):  # noqa: ANN201 - a responder
-    """A server responder: the first question asked (its prompt is kept in ``bad``) only ever
-    gets schema-invalid answers, the call and its repair alike."""
-
-    def responder(body: dict, index: int) -> Action | None:
-        prompt = body["messages"][1]["content"]
-        bad[:] = bad or [prompt]
-        return Action("schema_invalid") if prompt == bad[0] else None
-
-    return responder
 
 
 def committed(config: Path) -> int:

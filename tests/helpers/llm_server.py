@@ -816,3 +816,15 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+def always_invalid_for_the_first_question(bad: list[str]):  # noqa: ANN201 - a responder
+    """A server responder: the first question asked (its prompt is kept in ``bad``) only ever
+    gets schema-invalid answers, the call and its repair alike."""
+
+    def responder(body: dict, index: int) -> Action | None:
+        prompt = body["messages"][1]["content"]
+        bad[:] = bad or [prompt]
+        return Action("schema_invalid") if prompt == bad[0] else None
+
+    return responder
