@@ -170,15 +170,21 @@ class Inputs:
             self.predictions, rows, self.balance, self.loaded.config.video_split,
             str(self.loaded.paths.signals_db), fingerprint))
 
-    def input_digests(self, rows: list[SignalRow], fingerprint: Fingerprint) -> dict[str, str]:
+    def input_digests(self, rows: list[SignalRow], fingerprint: Fingerprint,
+                      cached: bool = False) -> dict[str, str]:
         """Digests of the inputs a split of ``rows`` consumed, none depending on file or row
         order; in ``full`` context (the partition's judge) also the skills, trees and traces
-        the judge read."""
+        the judge read. ``cached``: the trees' and traces' digests may come from the cache of
+        an earlier run whose files are unchanged (``data/digest_cache.py``; a run uses it,
+        ``verify --recompute`` never)."""
+        from functools import partial
+
         from split_assets.split.inputs import input_digests
 
-        full = fingerprint.components["context"] == "full"
+        context = (partial(self.context_digests, cached=cached)
+                   if fingerprint.components["context"] == "full" else None)
         return dict(self._of_rows("digests", fingerprint.key, rows, lambda: input_digests(
-            self.benchmark, self.predictions, rows, self.context_digests if full else None)))
+            self.benchmark, self.predictions, rows, context)))
 
     def _of_rows(self, what: str, key: str, rows: list[SignalRow], make: Callable[[], Any]
                  ) -> Any:
@@ -190,29 +196,27 @@ class Inputs:
         self._split_views[(what, key)] = (frozen, value)
         return value
 
-    def context_digests(self, questions: Iterable[tuple[str, str]]) -> dict[str, str]:
+    def context_digests(self, questions: Iterable[tuple[str, str]],
+                        cached: bool = False) -> dict[str, str]:
         """Skills, trees and traces the judge read for these (question, video) pairs (kept
-        per set of pairs: they depend on the inputs only)."""
-        from split_assets.data.harness import trace_digests
-        from split_assets.data.store import load_tree, skills_digest
+        per set of pairs: they depend on the inputs only; ``cached``: the trees' and traces'
+        from the digest cache while their files are unchanged)."""
+        from split_assets.data.digest_cache import cached_digests, wal_of
+        from split_assets.data.store import skills_digest, tree_path
         from split_assets.lib.canonical import digest_of
+        from split_assets.split.layout import digest_cache_path
 
         pairs = tuple(questions)
         if pairs in self._context_digests:
             return self._context_digests[pairs]
-        trees: dict[str, str] = {}
-
-        def nodes_of(video: str) -> Iterable[str]:
-            # a tree not parsed yet is parsed (checked) for its digest but not kept: at scale
-            # the trees of every video would not fit beside the rest
-            tree = self.parsed_tree(video) or load_tree(self.loaded.paths.store_dir, video)
-            trees[video] = tree.digest
-            return tree.nodes
-
-        traces = trace_digests(self.loaded.paths.harness_db, self.run_id, list(pairs), nodes_of,
-                               self.loaded.config.diag.rules.open_tool)
-        digests = {"skills": skills_digest(self.skills), "trees": digest_of(trees),
-                   "traces": digest_of(traces)}
+        paths = self.loaded.paths
+        open_tool = self.loaded.config.diag.rules.open_tool
+        files = wal_of(paths.harness_db) + [tree_path(paths.store_dir, v)
+                                            for v in sorted({v for _, v in pairs})]
+        digests = {"skills": skills_digest(self.skills), **cached_digests(
+            digest_cache_path(paths.out_dir) if cached else None,
+            digest_of(["trees+traces", self.run_id, open_tool, pairs]), files,
+            lambda: _trees_and_traces(self, pairs))}
         self._context_digests[pairs] = digests
         return digests
 
@@ -226,3 +230,24 @@ def check_floor_keys(floor_k: dict[str, int], task_types: list[str]) -> None:
                     else f"task types are: {', '.join(task_types)}")
             raise ConfigError(f"floor_k names task type {key!r}, which is not in the benchmark",
                               "video_split.floor_k", hint)
+
+
+def _trees_and_traces(inputs: Inputs, pairs: tuple[tuple[str, str], ...]) -> dict[str, str]:
+    """The digests of the trees and traces of these pairs, read and checked (a trace
+    opening a node its tree lacks is refused)."""
+    from split_assets.data.harness import trace_digests
+    from split_assets.data.store import load_tree
+    from split_assets.lib.canonical import digest_of
+
+    trees: dict[str, str] = {}
+
+    def nodes_of(video: str) -> Iterable[str]:
+        # a tree not parsed yet is parsed (checked) for its digest but not kept: at scale
+        # the trees of every video would not fit beside the rest
+        tree = inputs.parsed_tree(video) or load_tree(inputs.loaded.paths.store_dir, video)
+        trees[video] = tree.digest
+        return tree.nodes
+
+    traces = trace_digests(inputs.loaded.paths.harness_db, inputs.run_id, list(pairs), nodes_of,
+                           inputs.loaded.config.diag.rules.open_tool)
+    return {"trees": digest_of(trees), "traces": digest_of(traces)}

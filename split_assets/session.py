@@ -75,4 +75,5 @@ class Session:
         what it consumed (computed when called: after the selection, whose errors come first)."""
         rows = self.partition.rows()
         return (self.inputs.split_problem(rows, self.partition.key),
-                lambda: self.inputs.input_digests(rows, self.partition.fingerprint))
+                lambda: self.inputs.input_digests(rows, self.partition.fingerprint,
+                                                  cached=True))

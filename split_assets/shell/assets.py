@@ -37,9 +37,11 @@ from split_assets.split.selection import read_selection, select_trainval, write_
 from split_assets.split.validation import draw_validation
 
 
-def build_assets(names: Names) -> list[Any]:
-    """The workspace's six assets (and frozen_pools' checks) under its names."""
-    return [*_reading_assets(names), build_diagnosis_signals(names), *_freezing_assets(names)]
+def build_assets(names: Names, shards: int = 1) -> list[Any]:
+    """The workspace's six assets (and frozen_pools' checks) under its names; ``shards``:
+    ``diag.shards`` (diagnosis_signals' shape)."""
+    return [*_reading_assets(names), build_diagnosis_signals(names, shards),
+            *_freezing_assets(names)]
 
 
 def _partitioned(names: Names) -> Any:

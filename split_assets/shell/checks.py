@@ -1,5 +1,7 @@
 """``judge_agreement``, the blocking check on diagnosis_signals: the judge's tiers against the
-human review labels. (frozen_pools' seven checks are its own check_specs: ``pool_checks.py``.)"""
+human review labels. A one-step diagnosis_signals (``diag.shards: 1``) evaluates it in its own
+step (a check_spec); the sharded graph has it as an ``@asset_check`` step. (frozen_pools'
+seven checks are its own check_specs: ``pool_checks.py``.)"""
 
 
 from typing import Any
@@ -8,6 +10,7 @@ from dagster import (
     AssetCheckExecutionContext,
     AssetCheckResult,
     AssetCheckSeverity,
+    AssetCheckSpec,
     asset_check,
 )
 
@@ -19,25 +22,35 @@ from split_assets.shell.partitions import partitions_of
 from split_assets.shell.pool_checks import which
 from split_assets.shell.resources import session_of
 
+AGREEMENT = "judge_agreement"
+AGREEMENT_DESCRIPTION = ("Cohen's kappa of the judge's tiers against the human review labels "
+                         "(split-assets review): blocking below diag.min_kappa when set, "
+                         "otherwise informative.")
+
+
+def agreement_check_spec(names: Names) -> AssetCheckSpec:
+    """judge_agreement as a check_spec of a one-step diagnosis_signals."""
+    return AssetCheckSpec(AGREEMENT, asset=names.key("diagnosis_signals"), blocking=True,
+                          description=AGREEMENT_DESCRIPTION,
+                          partitions_def=partitions_of(names))
+
 
 def build_agreement_check(names: Names) -> Any:
-    """The workspace's ``judge_agreement`` check on its diagnosis_signals."""
+    """judge_agreement as a step of its own (the sharded diagnosis_signals)."""
 
-    @asset_check(asset=names.key("diagnosis_signals"), name="judge_agreement", blocking=True,
+    @asset_check(asset=names.key("diagnosis_signals"), name=AGREEMENT, blocking=True,
                  partitions_def=partitions_of(names),
                  required_resource_keys={names.resource(n.SESSION),
                                          names.resource(n.SIGNAL_STORE)},
-                 description="Cohen's kappa of the judge's tiers against the human review "
-                             "labels (split-assets review): blocking below diag.min_kappa when "
-                             "set, otherwise informative.")
+                 description=AGREEMENT_DESCRIPTION)
     @fails_cleanly
     def judge_agreement(context: AssetCheckExecutionContext) -> AssetCheckResult:
-        return _judge_agreement(session_of(context, names).partition)
+        return judge_agreement_result(session_of(context, names).partition)
 
     return judge_agreement
 
 
-def _judge_agreement(partition: Partition) -> AssetCheckResult:
+def judge_agreement_result(partition: Partition) -> AssetCheckResult:
     from split_assets.review.labels import judge_vs_humans
 
     minimum = partition.loaded.config.diag.min_kappa
@@ -47,7 +60,7 @@ def _judge_agreement(partition: Partition) -> AssetCheckResult:
                   f"kappa undefined on {k.n} label(s): judge and reviewers used one tier only")
         how = "export a sample with 'split-assets review export', label it, import it"
         return AssetCheckResult(
-            passed=minimum is None, severity=AssetCheckSeverity.ERROR,
+            check_name=AGREEMENT, passed=minimum is None, severity=AssetCheckSeverity.ERROR,
             description=f"split {partition.split_id}: {detail}"
                         + (f"; diag.min_kappa {minimum} needs labels: {how}" if minimum
                            is not None else f" ({how})"),
@@ -59,7 +72,8 @@ def _judge_agreement(partition: Partition) -> AssetCheckResult:
             "" if k.kappa >= minimum else ": the judge is below it -- improve its prompts or "
                                           "model, or lower diag.min_kappa")
     return AssetCheckResult(
-        passed=minimum is None or k.kappa >= minimum, severity=AssetCheckSeverity.ERROR,
+        check_name=AGREEMENT, passed=minimum is None or k.kappa >= minimum,
+        severity=AssetCheckSeverity.ERROR,
         description=f"split {partition.split_id}: {detail}",
         metadata={"kappa": round(k.kappa, 4), "ci_low": round(k.low, 4),
                   "ci_high": round(k.high, 4), "labels": k.n,

@@ -105,17 +105,24 @@ def _base_url() -> str:
     return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
 
 
-def described(config_path: Path, loaded: LoadedConfig | None = None
-              ) -> dict[str, ConfigurableResource]:
-    """The signal store, harness db and judge endpoint of a config, as the UI shows them; an
-    invalid config's one line in their place (the code location still loads)."""
+def loaded_or_error(config_path: Path) -> tuple[LoadedConfig | None, str | None]:
+    """The config read when the code location loads, or its one-line error (an invalid config
+    never stops the load: its runs and sensor ticks fail with the line instead)."""
     from split_assets.config import load_config
     from split_assets.errors import SplitAssetsError
 
     try:
-        loaded = loaded or load_config(config_path)
+        return load_config(config_path), None
     except SplitAssetsError as exc:
-        line = f"unavailable: {exc.line()}"
+        return None, exc.line()
+
+
+def described(config_path: Path, loaded: LoadedConfig | None, error: str | None
+              ) -> dict[str, ConfigurableResource]:
+    """The signal store, harness db and judge endpoint of a config, as the UI shows them; an
+    invalid config's one line in their place."""
+    if loaded is None:
+        line = f"unavailable: {error}"
         return {n.SIGNAL_STORE: SignalStoreResource(location=line, config=str(config_path)),
                 n.HARNESS_DB: HarnessDbResource(path=line, baseline_run_id=line, read_only=True),
                 n.JUDGE_ENDPOINT: JudgeEndpointResource(judge=line, model=line, base_url=line,
@@ -139,25 +146,18 @@ def described(config_path: Path, loaded: LoadedConfig | None = None
     }
 
 
-def build_resources(names: Names, config_path: Path | str | None = None,
-                    session: Session | None = None) -> dict[str, object]:
+def build_resources(names: Names, path: Path, session: Session | None,
+                    loaded: LoadedConfig | None, error: str | None) -> dict[str, object]:
     """A workspace's resources under its names: for a config file, or for a session a command
     built already (lent to the run it launches in-process)."""
-    from split_assets.config import config_path_from_env
-
-    loaded = None
     if session is not None:
-        loaded = session.loaded
-        path = loaded.path
         lent = SessionResource(config_path=str(path))
         lent._session = session
         own: dict[str, object] = {n.SESSION: ResourceDefinition.hardcoded_resource(lent)}
     else:
-        path = Path(config_path) if config_path is not None else config_path_from_env()
-        path = path.absolute()
         own = {n.SESSION: SessionResource(config_path=str(path))}
     return {names.resource(base): value for base, value in
-            {**own, **described(path, loaded), n.RUN_OPTIONS: RunOptions()}.items()}
+            {**own, **described(path, loaded, error), n.RUN_OPTIONS: RunOptions()}.items()}
 
 
 def session_of(context: Any, names: Names) -> Session:

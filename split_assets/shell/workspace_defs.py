@@ -14,7 +14,7 @@ from split_assets.shell.assets import build_assets
 from split_assets.shell.checks import build_agreement_check
 from split_assets.shell.instance import DIAGNOSIS_TAG
 from split_assets.shell.names import Names
-from split_assets.shell.resources import build_resources
+from split_assets.shell.resources import build_resources, loaded_or_error
 from split_assets.shell.sensors import build_sensor
 
 if TYPE_CHECKING:
@@ -29,14 +29,17 @@ def workspace_definitions(names: Names, config_path: Path | str | None = None,
 
     path = (session.loaded.path if session is not None else
             Path(config_path) if config_path is not None else config_path_from_env()).absolute()
+    loaded, error = (session.loaded, None) if session is not None else loaded_or_error(path)
+    shards = loaded.config.diag.shards if loaded is not None else 1
     job = define_asset_job(
         names.job, selection=AssetSelection.groups(names.group),
         description="Every asset and check of one fingerprint partition.",
         tags={DIAGNOSIS_TAG: "true"})  # what a team instance's run queue limits (README)
     return Definitions(
-        assets=build_assets(names),
-        asset_checks=[build_agreement_check(names)],
+        assets=build_assets(names, shards),
+        # judge_agreement: a step of its own beside the sharded graph, else in its one step
+        asset_checks=[build_agreement_check(names)] if shards > 1 else [],
         jobs=[job],
         sensors=[build_sensor(names, str(path))],
-        resources=build_resources(names, path, session),
+        resources=build_resources(names, path, session, loaded, error),
     )

@@ -11,6 +11,7 @@ POOLS_FILE = "pools.json"
 MANIFEST_FILE = "split_manifest.json"
 EVALUATION_FILE = "evaluation.json"
 SELECTION_FILE = "trainval_selection.json"  # trainval_selection's choice, read by frozen_pools
+DIGEST_CACHE_FILE = "input_digests_cache.json"
 STEPS_DIR = ".steps"  # under paths.out_dir: what one step hands the next (never a frozen file)
 
 
@@ -31,6 +32,12 @@ class SplitFiles:
     @property
     def evaluation(self) -> Path:
         return self.folder / EVALUATION_FILE
+
+
+def digest_cache_path(out_root: Path) -> Path:
+    """The digests of unchanged trees and traces a later run may reuse
+    (``data/digest_cache.py``): beside the steps' hand-overs, never in a split folder."""
+    return out_root / STEPS_DIR / DIGEST_CACHE_FILE
 
 
 def selection_path(out_root: Path, fingerprint: str, split: str) -> Path:

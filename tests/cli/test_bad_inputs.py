@@ -70,10 +70,12 @@ LEFTOVER_SUFFIXES = ("-wal", "-shm", "-journal")
 # What a failed `run` may leave: the diagnoses it committed (README: "every diagnosis is
 # committed as soon as it is made, so a failed run keeps what it paid for") and empty split
 # folders -- never a file under out_dir but the selection a finished trainval_selection step
-# leaves for frozen_pools (whole, written atomically, beside the split folders).
+# leaves for frozen_pools (whole, written atomically, beside the split folders) and the cache
+# of the digests it computed (data/digest_cache.py).
 SPLIT_FOLDERS = ("splits/", "splits/*/")
 SELECTION = ("splits/.steps/", "splits/.steps/*/", "splits/.steps/*/*/",
-             "splits/.steps/*/*/trainval_selection.json")
+             "splits/.steps/*/*/trainval_selection.json",
+             "splits/.steps/input_digests_cache.json")
 KEEPS_DIAGNOSES = ("signals.db", *SPLIT_FOLDERS, *SELECTION)
 
 RUN = ("run", "--config", "{cfg}")

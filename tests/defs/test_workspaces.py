@@ -118,12 +118,12 @@ def test_the_run_config_wins_over_the_tag(openai_config: Path, server,  # noqa: 
                                           tmp_path: Path) -> None:
     """--allow-degraded as typed run config (resources.run_options) and as the tag of earlier
     releases: the run config decides when both are set; the tag alone still works."""
+    from conftest import edit_config
+
     from split_assets.definitions import make_definitions
     from split_assets.session import Session
     from split_assets.shell.instance import register_partition
     from split_assets.shell.tags import ALLOW_DEGRADED_TAG
-
-    from conftest import edit_config
 
     server.responder = always_invalid_for_the_first_question([])  # one diagnosis degraded
     edit_config(openai_config, video_split={"floor_k": {}})  # feasible without that one T2
