@@ -311,6 +311,12 @@ def entry() -> None:
         code = main(settle=True)
     except KeyboardInterrupt:  # in the instant between the outcome and settling
         code = _interrupted()
+    # Everything is written and closed; what is left is the interpreter's last garbage
+    # collection over every object Dagster made (about 0.8 s on 2 cores). Frozen objects are
+    # skipped by it; they are still released by reference counting as modules are torn down.
+    import gc
+
+    gc.freeze()
     sys.exit(code)
 
 
