@@ -60,6 +60,10 @@ def run(config: Path | None, dry_run: bool = False, generated_at: str | None = N
     s = _session(config)
     partition = s.partition
     assert s.judge is not None  # a command's session is the config's own
+    if dry_run:  # its estimate renders every prompt: collect as usual
+        from split_assets.lib import gc_pause
+
+        gc_pause.resume()
     # before anything is paid for or written
     checked = preflight(s.inputs, partition, s.judge, estimate=dry_run)
     if dry_run:
@@ -307,6 +311,9 @@ def main(argv: Sequence[str] | None = None, settle: bool = False) -> int:
 
 def entry() -> None:
     """The ``split-assets`` console script."""
+    from split_assets.lib import gc_pause
+
+    gc_pause.pause()  # until the command's work starts (lib/gc_pause.py)
     try:
         code = main(settle=True)
     except KeyboardInterrupt:  # in the instant between the outcome and settling
@@ -365,6 +372,10 @@ def _fail(exc: SplitAssetsError) -> int:
 
 
 def _dispatch(args: argparse.Namespace) -> int:
+    if args.command not in ("run", "demo"):  # a run resumes it before the Dagster run starts
+        from split_assets.lib import gc_pause
+
+        gc_pause.resume()
     if args.command == "run":
         return run(args.config, args.dry_run, args.generated_at, args.allow_degraded,
                    args.no_wait)

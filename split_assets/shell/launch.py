@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from split_assets.errors import Interrupted, ReportedError, RunFailure, SplitAssetsError
-from split_assets.lib import interrupts
+from split_assets.lib import gc_pause, interrupts
 from split_assets.lib.failpoints import failpoint
 from split_assets.session import Session
 
@@ -31,6 +31,7 @@ def run_split_job(session: Session, tags: dict[str, str],
     run_config: dict[str, object] = {"loggers": {"console": {"config": {"log_level": "DEBUG"}}}}
     if options:
         run_config["resources"] = {names.resource(RUN_OPTIONS): {"config": options}}
+    gc_pause.resume()  # the console script's collector, paused while all this loaded
     with interrupts.watch():  # a Ctrl-C is never lost (lib/interrupts.py; cli.main watches too)
         result = job.execute_in_process(run_config=run_config, instance=instance,
                                         partition_key=key, tags=tags,
