@@ -59,6 +59,13 @@ class Interrupted(SplitAssetsError):
     exit_code = 130
 
 
+def interrupted() -> Interrupted:
+    """The one line of a Ctrl-C (here, with nothing to import: a Ctrl-C during an import can
+    leave that module half-made for whoever imports it next)."""
+    return Interrupted("interrupted", "Ctrl-C", "finished diagnoses are kept; run the same "
+                                                "command again to resume without paying twice")
+
+
 class ReportedError(SplitAssetsError):
     """An error already rendered as one line elsewhere (a failed Dagster step), with its exit
     code carried along."""

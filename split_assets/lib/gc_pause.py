@@ -20,3 +20,9 @@ def resume() -> None:
     if not gc.isenabled():
         gc.freeze()
         gc.enable()
+
+
+def freeze() -> None:
+    """Out of every later pass, the interpreter's last one included (the console script's
+    exit: objects are still released by reference counting as modules are torn down)."""
+    gc.freeze()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from split_assets.errors import Interrupted, ReportedError, RunFailure, SplitAssetsError
+from split_assets.errors import ReportedError, RunFailure, SplitAssetsError, interrupted
 from split_assets.lib import gc_pause, interrupts
 from split_assets.lib.failpoints import failpoint
 from split_assets.session import Session
@@ -38,11 +38,6 @@ def run_split_job(session: Session, tags: dict[str, str],
                                         raise_on_error=False)
     if not result.success:
         raise interrupted() if interrupts.seen() else failure_of(result)
-
-
-def interrupted() -> Interrupted:
-    return Interrupted("interrupted", "Ctrl-C", "finished diagnoses are kept; run the same "
-                                                "command again to resume without paying twice")
 
 
 def failure_of(result: Any) -> SplitAssetsError:
