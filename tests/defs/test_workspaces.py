@@ -176,3 +176,30 @@ def test_workspace_add_and_list(small_workspace: Path, tmp_path: Path,
         assert len(err.strip().splitlines()) == 1
     code, out, _ = run_cli("workspace", "list")
     assert code == 0 and out.split("\t")[0] == "alpha" and len(out.splitlines()) == 1
+
+
+def test_declarations_that_cannot_load_together_are_refused(small_workspace: Path,
+                                                            tmp_path: Path) -> None:
+    """Two names for one config (written by hand: `workspace add` refuses it) is one line
+    naming the second defs.yaml; so is a declaration of another Component type."""
+    from split_assets.errors import ConfigError
+    from split_assets.instances import declared
+
+    folder = tmp_path / "by_hand"
+    _declaration(folder, "alpha", str(small_workspace))
+    _declaration(folder, "beta", str(small_workspace))
+    with pytest.raises(ConfigError, match="workspaces 'alpha' and 'beta' name one config") as e:
+        declared(folder)
+    assert str(folder / "beta" / "defs.yaml") in e.value.line()
+    (folder / "beta" / "defs.yaml").write_text("type: some.OtherComponent\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match="is not a split_assets.components.SplitWorkspace"):
+        declared(folder)
+
+
+def test_demo_refuses_a_name_taken_by_another_config_before_building(
+        small_workspace: Path, tmp_path: Path,
+        run_cli: Callable[..., tuple[int, str, str]]) -> None:
+    declare("demo", small_workspace, Path(os.environ["SPLIT_ASSETS_WORKSPACES"]))
+    code, out, err = run_cli("demo", "--dir", str(tmp_path / "elsewhere"))
+    assert code == 2 and "workspace 'demo' is declared for another config" in err
+    assert "--name" in err and not (tmp_path / "elsewhere").exists()
