@@ -229,6 +229,11 @@ def test_a_user_works_in_the_ui(ui: tuple) -> None:
     _until(page, "the resource view", page.get_by_text("alpha__harness_db").first.is_visible,
            shots)
     page.screenshot(path=str(shots / "resources.png"))
+    page.goto(f"{dev.url}/locations/{LOCATION}/resources/alpha__harness_db",
+              wait_until="networkidle")
+    _until(page, "the harness db's settings", page.get_by_text("read_only").first.is_visible,
+           shots)
+    page.screenshot(path=str(shots / "resource-harness-db.png"))
     # 2. each sensor registered the key in its own workspace; each materialized from its own
     #    launch dialog gives the bytes of that workspace's solo run
     for workspace in SEEDS:

@@ -21,9 +21,10 @@ from split_assets.split.problem import SplitProblem
 from split_assets.split.validation import PowerVerdict, power_verdict
 
 # Partitioned checks (one result per fingerprint) are a preview feature of Dagster 1.13: used
-# deliberately, so its warning is not shown to every user of the code location.
-warnings.filterwarnings("ignore", category=PreviewWarning,
-                        message="Specifying a partitions_def on an AssetCheckSpec")
+# deliberately, so its warning is not shown to every user of the code location (nor where the
+# definitions are built: shell/workspace_defs.py).
+PARTITIONED_CHECKS = "Specifying a partitions_def on an AssetCheckSpec"
+warnings.filterwarnings("ignore", category=PreviewWarning, message=PARTITIONED_CHECKS)
 
 POWER = "mcnemar_power"
 DESCRIPTIONS = {

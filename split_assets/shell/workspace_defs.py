@@ -5,15 +5,17 @@ resources. The executor and loggers are the code location's, set once
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from dagster import AssetSelection, Definitions, define_asset_job
+from dagster import AssetSelection, Definitions, PreviewWarning, define_asset_job
 
 from split_assets.shell.assets import build_assets
 from split_assets.shell.checks import build_agreement_check
 from split_assets.shell.instance import DIAGNOSIS_TAG
 from split_assets.shell.names import Names
+from split_assets.shell.pool_checks import PARTITIONED_CHECKS
 from split_assets.shell.resources import build_resources, loaded_or_error
 from split_assets.shell.sensors import build_sensor
 
@@ -35,10 +37,14 @@ def workspace_definitions(names: Names, config_path: Path | str | None = None,
         names.job, selection=AssetSelection.groups(names.group),
         description="Every asset and check of one fingerprint partition.",
         tags={DIAGNOSIS_TAG: "true"})  # what a team instance's run queue limits (README)
-    return Definitions(
-        assets=build_assets(names, shards),
+    with warnings.catch_warnings():  # wherever they are built (a test resets the filters)
+        warnings.filterwarnings("ignore", category=PreviewWarning, message=PARTITIONED_CHECKS)
+        assets = build_assets(names, shards)
         # judge_agreement: a step of its own beside the sharded graph, else in its one step
-        asset_checks=[build_agreement_check(names)] if shards > 1 else [],
+        checks = [build_agreement_check(names)] if shards > 1 else []
+    return Definitions(
+        assets=assets,
+        asset_checks=checks,
         jobs=[job],
         sensors=[build_sensor(names, str(path))],
         resources=build_resources(names, path, session, loaded, error),
