@@ -18,41 +18,50 @@ functions over answers, no store, no Dagster).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from statistics import NormalDist
+from typing import Any
 
-from split_assets.evaluation.mcnemar import cluster_adjusted
+import numpy as np
 
 _NORMAL = NormalDist()
+Answers = Sequence[bool] | np.ndarray
+Videos = Sequence[str] | np.ndarray
 
 
-def _clusters(videos: Sequence[str], a: Sequence[bool], b: Sequence[bool]
-              ) -> list[tuple[int, int, int]]:
-    per_video: dict[str, list[int]] = {}
-    for video, x, y in zip(videos, a, b, strict=True):
-        cell = per_video.setdefault(video, [0, 0, 0])
-        cell[0] += 1
-        cell[1] += int(x)
-        cell[2] += int(y)
-    return [(n, x, y) for n, x, y in per_video.values()]
+def video_codes(videos: Videos) -> np.ndarray:
+    """Each question's video as an integer 0..K-1 (integers are kept as they are)."""
+    array = np.asarray(videos)
+    if np.issubdtype(array.dtype, np.integer):
+        return array
+    return np.unique(array, return_inverse=True)[1]
 
 
-def paired_se(videos: Sequence[str], a: Sequence[bool], b: Sequence[bool]) -> float:
+def paired_se(videos: Videos, a: Answers, b: Answers) -> float:
     """Standard error of the difference of two runs' accuracies (equally: of their losses) on
-    the same questions, clustered by video; 0 when no video moved."""
-    _, se = cluster_adjusted(_clusters(videos, a, b))
-    return 0.0 if math.isnan(se) else se
+    the same questions, clustered by video: Obuchowski's between-video variance
+    ``K / (K - 1) * sum_k ((x_k - n_k p_a) - (y_k - n_k p_b))^2 / N^2`` (the variance
+    ``mcnemar.cluster_adjusted`` uses); 0 when no video moved."""
+    codes = video_codes(videos)
+    x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    n = len(x)
+    k = int(codes.max()) + 1 if n else 0
+    if k < 2:
+        return 0.0
+    size = np.bincount(codes, minlength=k)
+    d = (np.bincount(codes, weights=x, minlength=k) - size * x.mean()) - \
+        (np.bincount(codes, weights=y, minlength=k) - size * y.mean())
+    var = k / (k - 1) * float(d @ d) / n ** 2
+    return float(np.sqrt(var)) if var > 1e-15 else 0.0
 
 
-def one_sided_p(videos: Sequence[str], reference: Sequence[bool],
-                candidate: Sequence[bool]) -> float:
+def one_sided_p(videos: Videos, reference: Answers, candidate: Answers) -> float:
     """P-value of "the candidate is more accurate than the reference" (cluster-adjusted z,
-    one-sided). No discordant video: 1 when the accuracies are equal, else 0 or 1 by sign."""
-    n = len(reference)
-    gain = (sum(candidate) - sum(reference)) / n if n else 0.0
-    se = paired_se(videos, reference, candidate)
+    one-sided). No video moved: 1 when the accuracies are equal, else 0 or 1 by sign."""
+    ref, cand = np.asarray(reference, dtype=float), np.asarray(candidate, dtype=float)
+    gain = float(cand.mean() - ref.mean()) if len(ref) else 0.0
+    se = paired_se(videos, ref, cand)
     if se <= 0.0:
         return 0.0 if gain > 0 else 1.0
     return 1.0 - _NORMAL.cdf(gain / se)
@@ -86,30 +95,34 @@ class Ladder:
     """The parameter-free Ladder over one pool: ``videos`` per question, starting from the
     ``baseline``'s answers."""
 
-    videos: Sequence[str]
-    baseline: Sequence[bool]
-    best: list[bool] = field(init=False)
+    videos: Videos
+    baseline: Answers
+    best: np.ndarray = field(init=False)
     released_loss: float = field(init=False)
+    _codes: Any = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
-        self.best = list(self.baseline)
+        self._codes = video_codes(self.videos)
+        self.best = np.asarray(self.baseline, dtype=bool)
         self.released_loss = self._rounded(self._loss(self.best))
 
-    def _loss(self, answers: Sequence[bool]) -> float:
-        return 1.0 - sum(answers) / len(answers)
+    @staticmethod
+    def _loss(answers: np.ndarray) -> float:
+        return 1.0 - float(answers.mean())
 
     def _rounded(self, loss: float) -> float:
-        n = len(self.baseline)
+        n = len(self.best)
         return round(loss * n) / n
 
-    def submit(self, answers: Sequence[bool]) -> LadderStep:
+    def submit(self, answers: Answers) -> LadderStep:
         """Score a submission (its correctness per question, in the pool's order)."""
-        if len(answers) != len(self.best):
-            raise ValueError(f"{len(answers)} answers for a pool of {len(self.best)} questions")
-        loss, best_loss = self._loss(answers), self._loss(self.best)
-        threshold = best_loss - paired_se(self.videos, self.best, answers)
+        given = np.asarray(answers, dtype=bool)
+        if len(given) != len(self.best):
+            raise ValueError(f"{len(given)} answers for a pool of {len(self.best)} questions")
+        loss = self._loss(given)
+        threshold = self._loss(self.best) - paired_se(self._codes, self.best, given)
         moved = loss < threshold - 1e-12  # exactly one se is not more than one se
         if moved:
-            self.best = list(answers)
+            self.best = given
             self.released_loss = self._rounded(loss)
         return LadderStep(self.released_loss, moved, threshold)

@@ -79,3 +79,16 @@ def test_one_sided_p() -> None:
         int(x) for x in better]) / math.sqrt(2))))
     assert p < 0.05 and one_sided_p(VIDEOS, better, base) > 0.95  # the other direction
     assert one_sided_p(VIDEOS, base, base) == 1.0  # nothing moved
+
+
+def test_paired_se_is_the_compare_reports_standard_error() -> None:
+    """One variance for the Ladder and for compare's cluster-adjusted test."""
+    from split_assets.evaluation.mcnemar import compare
+
+    rng = random.Random(3)
+    videos = [f"v{i // 3}" for i in range(300)]
+    a = [rng.random() < 0.6 for _ in videos]
+    b = [x if rng.random() < 0.8 else not x for x in a]
+    result = compare(videos, a, b)
+    low, high = result.gain_ci95
+    assert paired_se(videos, a, b) == pytest.approx((high - low) / (2 * 1.959963984540054))
