@@ -46,10 +46,11 @@ test: $(DEV_STAMP) $(DAGSTER_HOME)/dagster.yaml
 	env -u SPLIT_ASSETS_CONFIG SPLIT_ASSETS_WORKSPACES=tests/fixtures/workspaces $(DG) check defs
 	TMPDIR=$${TMPDIR:-$(TEST_TMPDIR)} SPLIT_ASSETS_TEST_PACKAGES=required $(BIN)/python -m pytest -q -n $(TEST_WORKERS)
 
-# every workspace declared in $SPLIT_ASSETS_WORKSPACES (default ./workspaces: make demo declares
-# the sample one as "demo"); SPLIT_ASSETS_CONFIG, when set, serves that one config unprefixed
+# every workspace declared in $SPLIT_ASSETS_WORKSPACES (default: workspaces/ here; make demo
+# declares the sample one as "demo"); SPLIT_ASSETS_CONFIG, when set, serves that one unprefixed
 ui: $(STAMP) $(DAGSTER_HOME)/dagster.yaml
-	@test -f workspaces/demo/defs.yaml -o -n "$$SPLIT_ASSETS_CONFIG" || $(MAKE) demo
+	@test -f $${SPLIT_ASSETS_WORKSPACES:-workspaces}/demo/defs.yaml -o -n "$$SPLIT_ASSETS_CONFIG" \
+	  || $(MAKE) demo
 	$(DG) dev -h 127.0.0.1 -p $(UI_PORT)
 
 update_snapshot: $(DEV_STAMP)

@@ -239,14 +239,9 @@ def demo(directory: Path, name: str = "demo") -> int:
     """Build the sample workspace in ``directory``, declare it as workspace ``name`` (so
     ``make ui`` shows it) and run it."""
     from split_assets.demo import build_workspace
-    from split_assets.instances import declare, declared
+    from split_assets.instances import declare, declared_as
 
-    config = (directory / "video_split.yaml").absolute()
-    for d in declared():  # refused before anything is built
-        if d.name == name and d.config.resolve() != config.resolve():
-            raise UserError(f"workspace {name!r} is declared for another config ({d.config})",
-                            str(d.defs_yaml), "pass --name with another name, or remove that "
-                                              "folder")
+    declared_as(name, directory / "video_split.yaml")  # a taken name: refused before building
     summary = build_workspace(directory)
     _err(f"sample workspace: {summary.n_videos} videos, {summary.n_questions} questions, "
          f"baseline accuracy {summary.accuracy:.3f}, {summary.n_infra} INFRA, in {directory}")

@@ -40,6 +40,11 @@ def make_definitions(config_path: Path | str | None = None,
 
 @dg.definitions
 def defs() -> dg.Definitions:
-    return dg.Definitions.merge(
-        dg.load_from_defs_folder(path_within_project=Path(__file__).parent),
-        location_settings())
+    project = Path(__file__).resolve().parents[1]
+    if (project / "pyproject.toml").is_file():  # a checkout (make installs it editable)
+        loaded = dg.load_from_defs_folder(path_within_project=project)
+    else:  # an installed wheel (a celery or k8s image) has no project file: the one module
+        from split_assets.defs.workspaces import workspaces
+
+        loaded = workspaces()
+    return dg.Definitions.merge(loaded, location_settings())

@@ -13,6 +13,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Callable, Iterable
 from functools import cached_property
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from split_assets.config import LoadedConfig
@@ -37,7 +38,8 @@ class Inputs:
         self._trees: dict[str, VideoTree] = {}
         self._traces: dict[str, list[TraceStep]] = {}
         self._outcomes: dict[str, RunOutcomes] = {}
-        self._context_digests: dict[tuple[tuple[str, str], ...], dict[str, str]] = {}
+        self._context_digests: dict[tuple[tuple[tuple[str, str], ...], bool],
+                                    dict[str, str]] = {}
         # the split's view of the latest signal rows (a pure function of them: steps of one run
         # that read the same rows share it; rows that changed make a new one)
         self._split_views: dict[tuple[str, str], tuple[tuple[SignalRow, ...], Any]] = {}
@@ -183,7 +185,8 @@ class Inputs:
 
         context = (partial(self.context_digests, cached=cached)
                    if fingerprint.components["context"] == "full" else None)
-        return dict(self._of_rows("digests", fingerprint.key, rows, lambda: input_digests(
+        kind = "digests, cache allowed" if cached else "digests"
+        return dict(self._of_rows(kind, fingerprint.key, rows, lambda: input_digests(
             self.benchmark, self.predictions, rows, context)))
 
     def _of_rows(self, what: str, key: str, rows: list[SignalRow], make: Callable[[], Any]
@@ -207,17 +210,17 @@ class Inputs:
         from split_assets.split.layout import digest_cache_path
 
         pairs = tuple(questions)
-        if pairs in self._context_digests:
-            return self._context_digests[pairs]
+        if (pairs, cached) in self._context_digests:
+            return self._context_digests[(pairs, cached)]
         paths = self.loaded.paths
         open_tool = self.loaded.config.diag.rules.open_tool
         files = wal_of(paths.harness_db) + [tree_path(paths.store_dir, v)
                                             for v in sorted({v for _, v in pairs})]
         digests = {"skills": skills_digest(self.skills), **cached_digests(
             digest_cache_path(paths.out_dir) if cached else None,
-            digest_of(["trees+traces", self.run_id, open_tool, pairs]), files,
+            digest_of(["trees+traces", _digest_code(), self.run_id, open_tool, pairs]), files,
             lambda: _trees_and_traces(self, pairs))}
-        self._context_digests[pairs] = digests
+        self._context_digests[(pairs, cached)] = digests
         return digests
 
 
@@ -251,3 +254,14 @@ def _trees_and_traces(inputs: Inputs, pairs: tuple[tuple[str, str], ...]) -> dic
     traces = trace_digests(inputs.loaded.paths.harness_db, inputs.run_id, list(pairs), nodes_of,
                            inputs.loaded.config.diag.rules.open_tool)
     return {"trees": digest_of(trees), "traces": digest_of(traces)}
+
+
+def _digest_code() -> str:
+    """The source of the code that computes the trees' and traces' digests: a cached digest
+    of another release's code is never reused."""
+    import hashlib
+
+    from split_assets.data import harness, store
+
+    return hashlib.sha256(b"".join(Path(m.__file__).read_bytes() for m in (harness, store))
+                          ).hexdigest()

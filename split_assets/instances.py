@@ -2,7 +2,8 @@
 importing Dagster (the CLI uses them to find a config's prefix).
 
 A workspace is declared by ``<folder>/<name>/defs.yaml`` in the folder ``$SPLIT_ASSETS_WORKSPACES``
-names (default ``./workspaces``, relative to where the command or ``dg dev`` runs)::
+names (default: ``workspaces/`` in the project's checkout when the package runs from one, as
+``make`` installs it, else ``./workspaces``)::
 
     type: split_assets.components.SplitWorkspace
     attributes:
@@ -11,7 +12,8 @@ names (default ``./workspaces``, relative to where the command or ``dg dev`` run
 
 ``split-assets demo`` and ``split-assets workspace add`` write these files; a user can add one
 by hand (outside the repository: nothing in the installed package is edited). When
-``SPLIT_ASSETS_CONFIG`` is set, it replaces them: one unprefixed workspace, today's names."""
+``SPLIT_ASSETS_CONFIG`` is set, it replaces them in the code location: one unprefixed
+workspace, today's names."""
 
 from __future__ import annotations
 
@@ -41,7 +43,16 @@ class Declared:
 
 
 def workspaces_dir() -> Path:
-    return Path(os.environ.get(WORKSPACES_ENV_VAR) or DEFAULT_WORKSPACES_DIR).absolute()
+    """``$SPLIT_ASSETS_WORKSPACES``; else ``workspaces/`` beside the package in a checkout
+    (a ``pyproject.toml`` there: what ``dg dev`` reads wherever a command is started), else
+    ``./workspaces``."""
+    named = os.environ.get(WORKSPACES_ENV_VAR)
+    if named:
+        return Path(named).absolute()
+    checkout = Path(__file__).resolve().parents[1]
+    if (checkout / "pyproject.toml").is_file():
+        return checkout / DEFAULT_WORKSPACES_DIR
+    return Path(DEFAULT_WORKSPACES_DIR).absolute()
 
 
 def check_name(name: object, where: str) -> str:
@@ -118,35 +129,46 @@ def refuse_duplicates(found: list[Declared]) -> None:
 
 def name_for(config: Path) -> str | None:
     """The prefix of the workspace whose config is ``config``: None (unprefixed) when none
-    declares it, or when ``SPLIT_ASSETS_CONFIG`` replaces the declarations."""
-    if os.environ.get(CONFIG_ENV_VAR):
-        return None
+    declares it, or when it is the config ``SPLIT_ASSETS_CONFIG`` names (which the code
+    location then serves unprefixed)."""
     target = config.resolve()
+    served = os.environ.get(CONFIG_ENV_VAR)
+    if served and Path(served).resolve() == target:
+        return None
     for d in declared():
         if d.config.resolve() == target:
             return d.name
     return None
 
 
+def declared_as(name: str, config: Path, folder: Path | None = None) -> Path | None:
+    """The defs.yaml declaring ``config`` as ``name`` (None: not declared yet); another config
+    under that name, or this config under another name, is refused with one line."""
+    check_name(name, "--name")
+    target = config.absolute().resolve()
+    for d in declared(folder):
+        if d.name == name and d.config.resolve() == target:
+            return d.defs_yaml
+        if d.name == name:
+            raise ConfigError(f"workspace {name!r} is declared for another config ({d.config})",
+                              str(d.defs_yaml), "pass another --name, or remove that folder")
+        if d.config.resolve() == target:
+            raise ConfigError(f"this config is declared already, as {d.name!r}",
+                              str(d.defs_yaml), f"use the name {d.name!r}")
+    return None
+
+
 def declare(name: str, config: Path, folder: Path | None = None) -> tuple[Path, bool]:
     """Write ``<folder>/<name>/defs.yaml`` for ``config``; (its path, whether it is new).
-    Declaring the same again changes nothing; another config under that name, or this config
-    under another name, is refused."""
+    Declaring the same again changes nothing (``declared_as`` refuses the rest)."""
     folder = folder or workspaces_dir()
-    check_name(name, "--name")
     config = config.absolute()
     if not config.is_file():
         raise ConfigError(f"config not found: {config}", "--config",
                           "build or import the workspace first")
-    for d in declared(folder):
-        if d.name == name and d.config.resolve() == config.resolve():
-            return d.defs_yaml, False
-        if d.name == name:
-            raise ConfigError(f"workspace {name!r} is declared for another config ({d.config})",
-                              str(d.defs_yaml), "choose another --name, or remove that folder")
-        if d.config.resolve() == config.resolve():
-            raise ConfigError(f"this config is declared already, as {d.name!r}",
-                              str(d.defs_yaml), f"use the name {d.name!r}")
+    already = declared_as(name, config, folder)
+    if already is not None:
+        return already, False
     target = folder / name / "defs.yaml"
     relative = os.path.relpath(config, target.parent)
     text = yaml.safe_dump({"type": COMPONENT_TYPE,

@@ -13,6 +13,7 @@ import dagster as dg
 from split_assets.config import CONFIG_ENV_VAR
 from split_assets.errors import SplitAssetsError
 from split_assets.instances import declared
+from split_assets.shell.component import SplitWorkspace
 from split_assets.shell.names import Names
 from split_assets.shell.workspace_defs import workspace_definitions
 
@@ -27,8 +28,8 @@ def workspaces() -> dg.Definitions:
     if config:
         return workspace_definitions(Names(None), config)
     try:
-        found = declared()
+        return dg.Definitions.merge(*[
+            SplitWorkspace(name=d.name, config=str(d.config)).definitions(d.defs_yaml.parent)
+            for d in declared()])
     except SplitAssetsError as exc:
         raise WorkspaceDeclarationError(f"error: {exc.line()}") from None
-    return dg.Definitions.merge(*[workspace_definitions(Names(d.name), d.config)
-                                  for d in found])

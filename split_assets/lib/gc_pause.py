@@ -3,23 +3,32 @@
 the command ends, yet the collector's full passes walk it again and again while it is made:
 about 0.4 s of a warm run on 2 cores. So ``split-assets`` pauses the collector as it starts
 and, before the work that makes garbage (a Dagster run, any other command's body), freezes
-what exists (moved out of every later pass) and resumes it. In-process callers (tests, a
-Python session) never pause it: ``resume`` is then a no-op."""
+what exists (moved out of every later pass) and resumes it. What the paused phase left as
+cyclic garbage is frozen with the rest and freed at exit: measured on a warm demo run, 5,855
+objects of 215,000 (a full collection to free them would cost 0.2 s). Only a pause made here
+is resumed: in-process callers (tests, a Python session) are left as they are."""
 
 from __future__ import annotations
 
 import gc
 
+_paused = False
+
 
 def pause() -> None:
-    gc.disable()
+    global _paused
+    if gc.isenabled():
+        gc.disable()
+        _paused = True
 
 
 def resume() -> None:
-    """Freeze what exists and collect as usual from here (when paused)."""
-    if not gc.isenabled():
+    """Freeze what exists and collect as usual from here (after our ``pause``)."""
+    global _paused
+    if _paused:
         gc.freeze()
         gc.enable()
+        _paused = False
 
 
 def freeze() -> None:

@@ -21,11 +21,12 @@ class SplitWorkspace(dg.Component, dg.Model, dg.Resolvable):
     name: str
     config: str
 
-    def config_path(self, base: Path) -> Path:
-        """The config file, relative to ``base`` (the declaring defs.yaml's folder)."""
+    def definitions(self, base: Path) -> dg.Definitions:
+        """The workspace's definitions, its config resolved against ``base`` (the folder of
+        the declaring defs.yaml): a bad name or a missing config is one line."""
         where = str(base / "defs.yaml")
         check_name(self.name, where)
-        return resolve_config(self.config, base, where)
+        return workspace_definitions(Names(self.name), resolve_config(self.config, base, where))
 
     def build_defs(self, context: dg.ComponentLoadContext) -> dg.Definitions:
-        return workspace_definitions(Names(self.name), self.config_path(context.path))
+        return self.definitions(context.path)

@@ -95,14 +95,21 @@ class RunOptions(ConfigurableResource):
 
 
 def _base_url() -> str:
-    """OPENAI_BASE_URL without user, password or query (where a key might hide)."""
+    """OPENAI_BASE_URL as the resource view shows it: scheme, host, port and path only (no
+    user, password, query or fragment, where a key might hide), with any credential the
+    environment holds redacted besides; one that cannot be parsed is said so."""
+    from split_assets.lib.redact import environment_redactor
+
     url = os.environ.get("OPENAI_BASE_URL", "")
     if not url:
         return "the openai client's default (OPENAI_BASE_URL unset)"
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    netloc = host + (f":{parts.port}" if parts.port else "")
-    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+    try:
+        parts = urlsplit(url)
+        host = parts.netloc.rpartition("@")[2]  # IPv6 brackets and the port kept as written
+        _ = parts.port  # a port that is not a number: refused here, not at load
+    except ValueError:
+        return "OPENAI_BASE_URL cannot be parsed as a URL"
+    return environment_redactor()(urlunsplit((parts.scheme, host, parts.path, "", "")))
 
 
 def loaded_or_error(config_path: Path) -> tuple[LoadedConfig | None, str | None]:

@@ -3,15 +3,17 @@ config, reload the code location, and the launch dialog offers the new fingerpri
 seconds, no CLI needed. An invalid config fails the tick with the one-line error (the
 sensor's page shows it); the code location itself always loads.
 
-The sensor stays cheap: its cursor holds the size and modification time of every file the
-fingerprint read (the config, the prompt templates, the harness db when reference runs are a
-component) and the key it computed; a tick whose files are all unchanged computes nothing."""
+The sensor stays cheap: its cursor holds the config's path, the files the fingerprint read
+(the config, the prompt templates, the judge's source files, the harness db and its log when
+reference runs are a component), a signature of their size, times and inode, and the key it
+computed; a tick that finds the same config and the same files computes nothing."""
 
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dagster import (
     DefaultSensorStatus,
@@ -22,10 +24,14 @@ from dagster import (
 )
 
 from split_assets.config import LoadedConfig, load_config
+from split_assets.data.digest_cache import RACY_NS, signature, wal_of
 from split_assets.errors import SplitAssetsError, environment_error
 from split_assets.fingerprint import compute_fingerprint
 from split_assets.shell.names import Names
 from split_assets.shell.partitions import partitions_of
+
+if TYPE_CHECKING:
+    from split_assets.judge import Judge
 
 REGISTER_INTERVAL_S = 10
 
@@ -34,38 +40,28 @@ class InvalidConfigTick(Exception):
     """The config's one-line error, raised from a sensor tick (no chained traceback)."""
 
 
-def file_stats(paths: list[str]) -> dict[str, list[int]]:
-    """Size and mtime (ns) of each file; a missing one is [-1, -1]."""
-    stats = {}
-    for path in paths:
-        try:
-            st = Path(path).stat()
-            stats[path] = [st.st_size, st.st_mtime_ns]
-        except OSError:
-            stats[path] = [-1, -1]
-    return stats
-
-
-def watched_files(loaded: LoadedConfig, templates: tuple[str, ...]) -> list[str]:
-    """The files a fingerprint of this config reads."""
+def watched_files(loaded: LoadedConfig, judge: Judge) -> list[str]:
+    """The files a fingerprint of this config reads: the config, the prompt templates, the
+    judge's source files, and the harness db (and its write-ahead log) when reference runs
+    are a component."""
     files = [str(loaded.path)]
-    files += [str(loaded.paths.prompts_dir / f"{name}.md") for name in templates]
+    files += [str(loaded.paths.prompts_dir / f"{name}.md") for name in judge.required_templates()]
+    files += [str(path) for path in judge.source_files()]
     diag = loaded.config.diag
     if diag.judge == "rules" and diag.context == "answer_only" and diag.reference_runs:
-        files.append(str(loaded.paths.harness_db))
+        files += [str(path) for path in wal_of(loaded.paths.harness_db)]
     return files
 
 
-def current_key(config_path: str) -> tuple[str, dict[str, list[int]]]:
-    """The config's fingerprint and the stats of what it read; an invalid config raises its
-    one line."""
+def current_key(config_path: str) -> tuple[str, list[str]]:
+    """The config's fingerprint and the files it read; an invalid config raises its one
+    line."""
     from split_assets.judge import build_judge
 
     try:
         loaded = load_config(config_path)
         judge = build_judge(loaded.config.diag)
-        key = compute_fingerprint(loaded, judge).key
-        return key, file_stats(watched_files(loaded, judge.required_templates()))
+        return compute_fingerprint(loaded, judge).key, watched_files(loaded, judge)
     except SplitAssetsError as exc:
         raise InvalidConfigTick(exc.line()) from None
     except Exception as exc:
@@ -75,17 +71,29 @@ def current_key(config_path: str) -> tuple[str, dict[str, list[int]]]:
         raise InvalidConfigTick(mapped.line()) from None
 
 
+def _unchanged(last: dict[str, Any], config_path: str) -> bool:
+    """The last tick's config, and every file its fingerprint read as it was then (size,
+    times, inode; not touched within the racy margin of that tick: data/digest_cache.py)."""
+    if not last or last.get("config") != config_path:
+        return False
+    sig, newest = signature(Path(f) for f in last["files"])
+    return sig == last["signature"] and newest < last["computed_at_ns"] - RACY_NS
+
+
 def _evaluate(context: SensorEvaluationContext, names: Names, config_path: str
               ) -> SensorResult | SkipReason:
     partitions = partitions_of(names)
     assert partitions.name is not None
     last: dict[str, Any] = json.loads(context.cursor) if context.cursor else {}
-    if last and file_stats(list(last["stats"])) == last["stats"] and \
+    if _unchanged(last, config_path) and \
             context.instance.has_dynamic_partition(partitions.name, last["key"]):
         return SkipReason(f"partition {last['key']} is registered; the config and the files "
                           "its fingerprint reads are unchanged since the last tick")
-    key, stats = current_key(config_path)
-    cursor = json.dumps({"key": key, "stats": stats}, sort_keys=True)
+    started = time.time_ns()
+    key, files = current_key(config_path)
+    sig, _ = signature(Path(f) for f in files)
+    cursor = json.dumps({"config": config_path, "key": key, "files": files,
+                         "signature": sig, "computed_at_ns": started}, sort_keys=True)
     if context.instance.has_dynamic_partition(partitions.name, key):
         return SensorResult(skip_reason=SkipReason(
             f"partition {key} (the current config's fingerprint) is registered"), cursor=cursor)

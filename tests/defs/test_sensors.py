@@ -56,6 +56,7 @@ def test_a_tick_with_unchanged_files_computes_nothing(small_workspace: Path,
 
     from split_assets.shell import sensors
 
+    monkeypatch.setattr(sensors, "RACY_NS", -10**12)  # files made just now count as settled
     computed: list[str] = []
     real = sensors.compute_fingerprint
     monkeypatch.setattr(sensors, "compute_fingerprint",
@@ -77,3 +78,18 @@ def test_a_tick_with_unchanged_files_computes_nothing(small_workspace: Path,
     edit_config(small_workspace, diag={"prompt_version": "v3"})
     changed = _tick(small_workspace, touched.cursor)
     assert list(changed.dynamic_partitions_requests[0].partition_keys) != [key]
+    # the workspace repointed at another config (its old files unchanged): recomputed
+    other = small_workspace.parent / "other.yaml"
+    other.write_bytes(small_workspace.read_bytes())
+    assert not isinstance(_tick(other, changed.cursor), SkipReason)
+    assert len(computed) == 4
+
+
+def test_a_file_changed_within_the_timestamp_margin_is_read_again(small_workspace: Path) -> None:
+    """A config written just now may change again within the same timestamp tick: the next
+    tick computes anew (git's racy rule), and so registers an edit it could not see."""
+    first = _tick(small_workspace)
+    key = list(first.dynamic_partitions_requests[0].partition_keys)[0]
+    register_partition(DagsterInstance.get(), key)
+    again = _tick(small_workspace, first.cursor)
+    assert isinstance(again, SensorResult) and "is registered" in str(again.skip_reason)

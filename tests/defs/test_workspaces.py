@@ -203,3 +203,26 @@ def test_demo_refuses_a_name_taken_by_another_config_before_building(
     code, out, err = run_cli("demo", "--dir", str(tmp_path / "elsewhere"))
     assert code == 2 and "workspace 'demo' is declared for another config" in err
     assert "--name" in err and not (tmp_path / "elsewhere").exists()
+
+
+def test_the_judge_endpoint_resource_never_shows_a_credential(
+        openai_config: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The resource view of an openai judge: model, host and call settings; no key, no
+    user or password or query of OPENAI_BASE_URL, and an unparseable URL is said so (the
+    code location still loads)."""
+    import json
+
+    from split_assets.config import load_config
+    from split_assets.shell.resources import described
+
+    secret = "sk-view-secret-0042"
+    monkeypatch.setenv("OPENAI_API_KEY", secret)
+    monkeypatch.setenv("OPENAI_BASE_URL", f"http://user:{secret}@[::1]:8000/v1?key={secret}")
+    shown = described(openai_config, load_config(openai_config), None)
+    judge = shown["judge_endpoint"]
+    values = json.dumps({k: str(v) for k, v in judge.__dict__.items()})
+    assert judge.base_url == "http://[::1]:8000/v1" and judge.judge == "openai"
+    assert "response_format=" in judge.settings and secret not in values
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://host:notaport/v1")
+    assert described(openai_config, load_config(openai_config), None)[
+        "judge_endpoint"].base_url == "OPENAI_BASE_URL cannot be parsed as a URL"
