@@ -4,6 +4,7 @@ values never printed."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -97,3 +98,42 @@ def test_under_dagster_its_own_dotenv_wins(openai_config: Path, server: FakeLLM,
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert set(server.keys) == {"sk-dagster-dotenv"}  # the base URL came from the config's
     assert "sk-dagster-dotenv" not in proc.stdout + proc.stderr
+
+
+DG_PROJECT = """[project]
+name = "split-assets-elsewhere"
+version = "0"
+
+[tool.dg]
+directory_type = "project"
+
+[tool.dg.project]
+root_module = "split_assets"
+code_location_name = "split_assets"
+code_location_target_module = "split_assets.definitions"
+
+[tool.dg.cli]
+telemetry = { enabled = false }
+"""
+
+
+def test_under_dg_dev_the_project_roots_dotenv_wins(openai_config: Path, dagster_home: Path,
+                                                   tmp_path: Path) -> None:
+    """`dg dev` moves to the project root and hands the code location that folder's .env
+    (DAGSTER_PROJECT_ENV_FILE_PATHS) over the process environment, wherever it was started
+    (here in a subfolder with a .env of its own). Seen in the resource view: the judge
+    endpoint's base URL, read as the code location loads. The project is a folder of its own
+    holding the package by a link, so the test writes no .env into the repository."""
+    from helpers.dagster_ui import resource_details, start_dg_dev
+
+    project, started_in = tmp_path / "project", tmp_path / "project" / "sub"
+    started_in.mkdir(parents=True)
+    (project / "pyproject.toml").write_text(DG_PROJECT, encoding="utf-8")
+    (project / "split_assets").symlink_to(Path(__file__).resolve().parents[2] / "split_assets")
+    _dotenv(project, OPENAI_BASE_URL="http://project-root.example/v1")
+    _dotenv(started_in, OPENAI_BASE_URL="http://started-in.example/v1")
+    env = {"SPLIT_ASSETS_CONFIG": str(openai_config),
+           "OPENAI_BASE_URL": "http://process-environment.example/v1"}
+    with start_dg_dev(dagster_home, env, where=started_in) as dev:
+        shown = resource_details(dev.url)["judge_endpoint"]["values"]["base_url"]
+    assert json.loads(shown) == "http://project-root.example/v1"

@@ -181,10 +181,11 @@ def start_dagster_dev(
     return DagsterDev(dagster_home, workdir, env, module).start()
 
 
-def start_dg_dev(dagster_home: Path, env: dict[str, str]) -> DagsterDev:
-    """Start `dg dev` in the project root (the repository), as `make ui` does; otherwise as
-    `start_dagster_dev`. The code location is `split_assets`."""
-    root = Path(__file__).resolve().parents[2]
+def start_dg_dev(dagster_home: Path, env: dict[str, str], where: Path | None = None
+                 ) -> DagsterDev:
+    """Start `dg dev` in the project root (the repository), as `make ui` does, or in ``where``
+    (in a project); otherwise as `start_dagster_dev`. The code location is `split_assets`."""
+    root = where or Path(__file__).resolve().parents[2]
     return DagsterDev(dagster_home, root, env, "split_assets.definitions", dg=True).start()
 
 
