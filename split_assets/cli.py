@@ -22,7 +22,6 @@ if TYPE_CHECKING:
     from split_assets.session import Session
 
 
-
 def _session(config: Path | None) -> Session:
     """The command's session (imported here, not at the top: this module loads in
     milliseconds, so a Ctrl-C at any moment after the interpreter starts is one line)."""
@@ -97,6 +96,7 @@ def _print(lines: list[tuple[str, object]]) -> int:
 def compare(candidate: str, control: str | None, config: Path | None,
             pools: list[str] | None, as_json: bool) -> int:
     """``split-assets compare``: the candidate against the baseline on the frozen pools."""
+    from split_assets.cli_ledger import record_looks
     from split_assets.evaluation.report import compare_runs, text
     from split_assets.split.layout import EVALUATED_POOLS
 
@@ -107,8 +107,9 @@ def compare(candidate: str, control: str | None, config: Path | None,
     chosen = tuple(p for p in EVALUATED_POOLS if p in (pools or EVALUATED_POOLS))
     report = compare_runs(s.inputs, s.partition, candidate, control, chosen,
                           control_where=where)
+    looks = record_looks(s.partition, report, "compare")  # before it is shown
     print(json.dumps(report, indent=1, sort_keys=True) if as_json else text(report))
-    return 0
+    return _err("; ".join(looks)) or 0
 
 
 def export_signals(pool: str, out: Path, config: Path | None) -> int:
@@ -388,6 +389,10 @@ def _dispatch(args: argparse.Namespace) -> int:
         return signals_copy(args.to, args.config)
     if args.command == "workspace":
         return workspace(args)
+    if args.command == "ledger":
+        from split_assets.cli_ledger import ledger
+
+        return ledger(args.config, args.pool, args.json)
     return demo(args.dir, args.name)
 
 

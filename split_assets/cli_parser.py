@@ -170,6 +170,12 @@ def _add_run_data_parsers(sub: argparse._SubParsersAction, config_help: str) -> 
     p.add_argument("--name", default="demo",
                    help="the workspace's name in Dagster, its asset-key prefix (default: demo)")
 
+    p = sub.add_parser("ledger", help="every evaluation of a run on the config's frozen pools "
+                                      "(what was looked at, and when)")
+    p.add_argument("--pool", choices=("validation", "test"), help="one pool only")
+    p.add_argument("--json", action="store_true", help="print the rows as JSON")
+    p.add_argument("--config", type=Path, help=config_help)
+
     p = sub.add_parser("workspace", help="declare workspaces for the code location (dg dev)")
     actions = p.add_subparsers(dest="action", required=True, metavar="ACTION")
     k = actions.add_parser("add", help="declare a config as a workspace: writes "

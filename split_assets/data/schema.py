@@ -8,7 +8,7 @@ import sqlite3
 import time
 from collections.abc import Callable
 
-SCHEMA_VERSION = 4  # 1 was the first release, which did not stamp a version (user_version 0)
+SCHEMA_VERSION = 5  # 1 was the first release, which did not stamp a version (user_version 0)
 
 
 SCHEMA = """
@@ -85,6 +85,18 @@ CREATE TABLE IF NOT EXISTS fingerprints (
     components TEXT NOT NULL,
     recorded_at TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS evaluations (
+    split_id TEXT NOT NULL,
+    pool TEXT NOT NULL,
+    run_id TEXT NOT NULL,
+    answers_digest TEXT NOT NULL,
+    source TEXT NOT NULL,
+    statistic TEXT NOT NULL,
+    shown TEXT NOT NULL,
+    is_repeat INTEGER NOT NULL DEFAULT 0,
+    created_at TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS evaluations_split ON evaluations (split_id, pool);
 """
 
 
@@ -101,7 +113,8 @@ def migrate_sqlite(conn: sqlite3.Connection) -> None:
     """Create the tables, or bring a store of an earlier release up to SCHEMA_VERSION, in one
     transaction."""
     # 0 -> 2: signals gains updated_at, leases are new; 2 -> 3: fingerprints are new;
-    # 3 -> 4: llm_calls gains cached_tokens, review labels are new
+    # 3 -> 4: llm_calls gains cached_tokens, review labels are new; 4 -> 5: the evaluation
+    # ledger is new
     conn.execute("BEGIN IMMEDIATE")
     try:
         for statement in SCHEMA.split(";"):

@@ -36,6 +36,7 @@ from split_assets.data.db import (
     utc_now,
 )
 from split_assets.data.leases import LeaseOwner, Leases
+from split_assets.data.ledger import Ledger
 from split_assets.data.records import LABEL_COLUMNS, Records, ReviewLabel
 from split_assets.data.schema import (
     SCHEMA,
@@ -97,7 +98,7 @@ _TEXT = tuple(_COLUMNS.index(c) for c in ("error_type", "cause_category", "evolu
 _CREATED, _DEGRADED, _INFRA = (_COLUMNS.index(c) for c in ("created_at", "degraded", "infra"))
 
 
-class SignalStore(Leases, Telemetry, Records):
+class SignalStore(Leases, Telemetry, Records, Ledger):
     """The signal store on SQLite (WAL mode; safe to read while another run writes), and the
     operations both engines share: a backend overrides the hooks below (``_x``, ``_xm``,
     ``_errors``, ``now``, ``_held_leases``, the schema version, ``close``)."""

@@ -22,6 +22,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from split_assets.data.db import BUSY_TIMEOUT_S, env_seconds
 from split_assets.data.leases import Held
+from split_assets.data.ledger import copy_ledger
 from split_assets.data.signals import (
     _COLUMNS,
     _KEY,
@@ -44,7 +45,9 @@ SCHEMES = ("postgresql", "postgres")
 PG_SCHEMA = SCHEMA.replace(" REAL", " DOUBLE PRECISION").replace(
     " TEXT", ' TEXT COLLATE "C"').replace(
     "CREATE TABLE IF NOT EXISTS llm_calls (",
-    "CREATE TABLE IF NOT EXISTS llm_calls (\n    id BIGSERIAL PRIMARY KEY,")
+    "CREATE TABLE IF NOT EXISTS llm_calls (\n    id BIGSERIAL PRIMARY KEY,").replace(
+    "CREATE TABLE IF NOT EXISTS evaluations (",
+    "CREATE TABLE IF NOT EXISTS evaluations (\n    id BIGSERIAL PRIMARY KEY,")
 _MIGRATION_LOCK = 0x5A17_A55E  # pg_advisory_xact_lock key: one migration at a time
 _FIX = ("check that the server runs and accepts this user (libpq's PGUSER, PGPASSWORD, "
         "PGSERVICEFILE or ~/.pgpass), then run again (finished diagnoses are kept)")
@@ -316,11 +319,13 @@ class CopySummary:
     calls_skipped_fingerprints: int = 0
     fingerprints: int = 0
     review_labels: int = 0
+    looks: int = 0
 
     def line(self, target: str) -> str:
         text = (f"copied {self.signals} signal row(s), {self.cache} cached response(s), "
-                f"{self.calls} call record(s), {self.fingerprints} fingerprint(s) and "
-                f"{self.review_labels} review label(s) into {target}")
+                f"{self.calls} call record(s), {self.fingerprints} fingerprint(s), "
+                f"{self.review_labels} review label(s) and {self.looks} ledger row(s) into "
+                f"{target}")
         if self.signals_kept:
             text += f"; kept {self.signals_kept} row(s) the target already had"
         if self.calls_skipped_fingerprints:
@@ -364,6 +369,7 @@ def copy_store(source: SignalStore, target: SignalStore) -> CopySummary:
                                    "WHERE diag_fingerprint = ? ORDER BY rowid", (fp,))
         summary.review_labels = _copy(source, target, "review_labels", LABEL_COLUMNS,
                                       "ON CONFLICT DO NOTHING")
+        summary.looks = copy_ledger(source, target)
     return summary
 
 

@@ -23,7 +23,7 @@ from split_assets.data.benchmark import Benchmark
 from split_assets.data.harness import predictions_digest
 from split_assets.errors import InputError, UserError
 from split_assets.evaluation.mcnemar import compare
-from split_assets.lib.canonical import sha256_hex
+from split_assets.lib.canonical import digest_of, sha256_hex
 from split_assets.split.layout import EVALUATED_POOLS
 from split_assets.split.stats import markdown_table
 
@@ -59,7 +59,10 @@ def evaluate(pools_doc: dict[str, Any], benchmark: Benchmark, candidate: dict[st
         videos = [benchmark.by_id[q].video_id for q in ids]
         base = [bool(baseline[q]) for q in ids]
         cand = [candidate[q] for q in ids]
-        entry: dict[str, Any] = {"vs_baseline": compare(videos, base, cand).as_dict()}
+        entry: dict[str, Any] = {"vs_baseline": compare(videos, base, cand).as_dict(),
+                                 # the hypothesis tested: these answers on this pool (ledger)
+                                 "answers_digest": digest_of([[q, c] for q, c in
+                                                              zip(ids, cand, strict=True)])}
         if control is not None:
             ctrl = [control[q] for q in ids]
             control_gain = compare(videos, base, ctrl)
@@ -185,3 +188,10 @@ def _complete_pools(doc: dict[str, Any], pools: tuple[str, ...], runs: list[tupl
         else:
             chosen.append(pool)
     return chosen, notes
+
+
+def shown_line(entry: dict[str, Any]) -> str:
+    """What a pool's comparison showed, in one line (the ledger's record of it)."""
+    r = entry["vs_baseline"]
+    return (f"accuracy {r['candidate_accuracy']:.4f} vs {r['reference_accuracy']:.4f}, gain "
+            f"{r['gain']:+.4f}, p_cluster {r['p_cluster']:.3g}")

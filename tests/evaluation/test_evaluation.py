@@ -298,3 +298,22 @@ def test_the_asset_skips_a_pool_a_partial_candidate_did_not_answer(
     report = json.loads(Path(kv(out)["evaluation"]).read_text())["reports"][0]
     assert report["pools"]["validation"]["note"].startswith("not compared: candidate run")
     assert "vs_baseline" in report["pools"]["test"]
+
+
+def test_compare_writes_the_ledger_and_a_repeat_is_marked(evaluated: Path,
+                                                          run_cli) -> None:  # noqa: ANN001
+    """Every compare appends one row per pool it showed; comparing identical answers again
+    (even under another run id) is a repeat; `split-assets ledger` lists them."""
+    code, _, err = run_cli("compare", "--config", str(evaluated), "--candidate", "rerun1")
+    assert code == 0 and "ledger: validation look at rerun1" in err and "repeat" not in err
+    code, _, err = run_cli("compare", "--config", str(evaluated), "--candidate", "rerun1",
+                           "--pool", "test")
+    assert code == 0 and "ledger: test look at rerun1 (a repeat" in err
+    code, out, _ = run_cli("ledger", "--config", str(evaluated), "--json")
+    rows = json.loads(out)
+    assert [(r["pool"], r["run_id"], r["is_repeat"], r["source"]) for r in rows] == [
+        ("validation", "rerun1", False, "compare"), ("test", "rerun1", False, "compare"),
+        ("test", "rerun1", True, "compare")]
+    assert rows[0]["statistic"]["gain"] > 0.05 and rows[0]["shown"].startswith("accuracy ")
+    code, out, err = run_cli("ledger", "--config", str(evaluated), "--pool", "validation")
+    assert code == 0 and len(out.splitlines()) == 1 and "1 evaluation(s) of split" in err
