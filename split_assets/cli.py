@@ -353,8 +353,7 @@ def _main(argv: Sequence[str] | None) -> int:
 
 
 def _interrupted() -> int:
-    from split_assets.errors import interrupted
-
+    from split_assets.errors import interrupted  # nothing more to import (errors.py)
     return _fail(interrupted())
 
 
@@ -389,10 +388,11 @@ def _dispatch(args: argparse.Namespace) -> int:
         return signals_copy(args.to, args.config)
     if args.command == "workspace":
         return workspace(args)
-    if args.command == "ledger":
-        from split_assets.cli_ledger import ledger
+    if args.command in ("ledger", "feedback"):
+        from split_assets import cli_ledger
 
-        return ledger(args.config, args.pool, args.json)
+        return (cli_ledger.ledger(args.config, args.pool, args.json) if args.command == "ledger"
+                else cli_ledger.feedback_command(args.config, args.candidate, args.json))
     return demo(args.dir, args.name)
 
 

@@ -45,3 +45,32 @@ def ledger(config: Path | None, pool: str | None, as_json: bool) -> int:
          + (f" on {pool}" if pool else "") + f" in {partition.loaded.paths.signals_db}",
           file=sys.stderr)
     return 0
+
+
+def feedback_of(config: Path | str | None, candidate: str) -> dict:
+    """The Ladder's feedback on the validation pool for ``candidate`` (``split-assets
+    feedback``; ``split_assets.feedback`` for a loop in Python), recorded in the ledger."""
+    from split_assets.evaluation.feedback import feedback
+    from split_assets.session import Session
+
+    s = Session.open(config)
+    with s.partition.store() as store:
+        return feedback(s.inputs, s.partition, candidate, store,
+                        s.loaded.config.evaluation.feedback_budget)
+
+
+def feedback_command(config: Path | None, candidate: str, as_json: bool) -> int:
+    result = feedback_of(config, candidate)
+    if as_json:
+        print(json.dumps(result, indent=1, sort_keys=True))
+    else:
+        print(f"leaderboard_accuracy={result['leaderboard_accuracy']}\n"
+              f"moved={str(result['moved']).lower()}\n"
+              f"significant={str(result['significant']).lower()}\n"
+              f"repeat={str(result['repeat']).lower()}\n"
+              f"submissions={result['submissions']}")
+    if not result["within_budget"]:
+        print(f"note: {result['submissions']} submissions exceed evaluation.feedback_budget "
+              f"{result['budget']}: 'significant' is no longer valid for this loop (raise the "
+              "budget before the loop starts, not after)", file=sys.stderr)
+    return 0

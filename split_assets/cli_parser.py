@@ -87,6 +87,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--config", type=Path, help=config_help)
     _add_review_parsers(sub, config_help)
     _add_run_data_parsers(sub, config_help)
+    _add_evaluation_parsers(sub, config_help)
     return parser
 
 
@@ -183,6 +184,15 @@ def _add_run_data_parsers(sub: argparse._SubParsersAction, config_help: str) -> 
     k.add_argument("--name", required=True, help="its asset-key prefix (e.g. videomme)")
     k.add_argument("--config", type=Path, required=True, help="the workspace's config file")
     actions.add_parser("list", help="the declared workspaces: name, config, defs.yaml")
+
+
+def _add_evaluation_parsers(sub: argparse._SubParsersAction, config_help: str) -> None:
+    """feedback, ledger."""
+    p = sub.add_parser("feedback", help="submit a candidate to the Ladder on validation: the "
+                                        "leaderboard's score and a budgeted significance flag")
+    p.add_argument("--candidate", required=True, help="the run id of the candidate")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.add_argument("--config", type=Path, help=config_help)
 
 
 def _role_arg(parser: argparse.ArgumentParser) -> None:

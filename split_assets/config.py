@@ -217,6 +217,9 @@ class EvaluationConfig(_Section):
     # expected share of discordant pairs for the power figures (None: measured between the
     # baseline and the reference runs, else 0.15)
     discordance: float | None = Field(default=None, gt=0, le=1)
+    # split-assets feedback: its significant flag tests at alpha / feedback_budget, valid for
+    # up to that many submissions however they were chosen
+    feedback_budget: int = Field(default=100, ge=1)
 
 
 class PathsConfig(_Section):

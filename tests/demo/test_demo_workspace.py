@@ -457,8 +457,9 @@ DEMO_FINGERPRINT = "fp-daeaccd408bd"
 DEMO_SPLIT_ID = "a80b4058c420"
 DEMO_POOLS_SHA256 = "d9bce284d89d65138747e48e2cf0505291ae2925f4006aa5da7d341e196f8c37"
 # the manifest's config snapshot lists every key: diag.shards (issue 15) added "shards": 1;
-# the traces the judge read joined input_digests (issue 21): "traces" (the split is unchanged)
-DEMO_MANIFEST_SHA256 = "29fecca106ced621ced068407fc4f0927f7d315aa16243b55f1277df6a5ab924"
+# the traces the judge read joined input_digests (issue 21): "traces" (the split is unchanged);
+# evaluation.feedback_budget (issue 24) added "feedback_budget": 100
+DEMO_MANIFEST_SHA256 = "514e50da3f3ceec4832a0c80358bcd14b93d377d12cc795136169987d24e9d5f"
 
 
 def test_demo_outputs_pinned(full: tuple[WorkspaceSummary, float], tmp_path: Path,

@@ -317,3 +317,31 @@ def test_compare_writes_the_ledger_and_a_repeat_is_marked(evaluated: Path,
     assert rows[0]["statistic"]["gain"] > 0.05 and rows[0]["shown"].startswith("accuracy ")
     code, out, err = run_cli("ledger", "--config", str(evaluated), "--pool", "validation")
     assert code == 0 and len(out.splitlines()) == 1 and "1 evaluation(s) of split" in err
+
+
+def test_feedback_runs_the_ladder_over_the_ledger(evaluated: Path, run_cli) -> None:  # noqa: ANN001
+    """A re-run of the baseline agent "improves" validation (regression to the mean): the
+    Ladder moves and, that strong, the budgeted test flags it; the same answers again are a
+    repeat that changes nothing; a copy of the baseline moves nothing; the state survives
+    between calls (it is the ledger), and the Python function is the command."""
+    from split_assets.api import feedback
+
+    first = feedback("rerun1", evaluated)
+    assert (first["moved"], first["repeat"], first["submissions"]) == (True, False, 1)
+    assert first["significant"] and first["within_budget"]
+    report = _report(run_cli, evaluated, "--candidate", "rerun1", "--pool", "validation")
+    shown = report["pools"]["validation"]["vs_baseline"]["candidate_accuracy"]
+    assert first["leaderboard_accuracy"] == pytest.approx(shown, abs=1 / 540 + 1e-9)
+    code, out, err = run_cli("feedback", "--config", str(evaluated), "--candidate", "rerun1",
+                             "--json")
+    again = json.loads(out)
+    assert code == 0 and (again["moved"], again["repeat"], again["submissions"]) == \
+        (False, True, 1)
+    assert again["leaderboard_accuracy"] == first["leaderboard_accuracy"]
+    code, out, err = run_cli("feedback", "--config", str(evaluated), "--candidate", "same")
+    assert code == 0 and "moved=false" in out and "significant=false" in out
+    assert "submissions=2" in out
+    rows = json.loads(run_cli("ledger", "--config", str(evaluated), "--json")[1])
+    feedback_rows = [r for r in rows if r["source"] == "feedback"]
+    assert [r["run_id"] for r in feedback_rows] == ["rerun1", "rerun1", "same"]
+    assert len(feedback_rows[0]["statistic"]["answers"]) == 540

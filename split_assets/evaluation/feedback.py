@@ -1,0 +1,66 @@
+"""Feedback for an evolution loop on the validation pool (issue 24): Blum & Hardt's
+parameter-free Ladder (``reuse.Ladder``) releases only the leaderboard's score, and a
+``significant`` flag tests the candidate against the baseline one-sided, cluster-adjusted, at
+alpha / ``evaluation.feedback_budget`` -- the only thing allowed to read as "a real gain".
+
+The leaderboard's state is the ledger: every earlier feedback submission on this split's
+validation pool is a ledger row holding its answers, replayed in order (a repeat of answers
+already submitted is recorded, never submitted again)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from split_assets.data.signals import SignalStore
+from split_assets.errors import InputError
+from split_assets.evaluation.report import load_pools
+from split_assets.evaluation.reuse import Ladder, one_sided_p
+from split_assets.inputs import Inputs
+from split_assets.lib.canonical import digest_of
+from split_assets.partition import Partition
+
+ALPHA = 0.05
+POOL = "validation"
+SOURCE = "feedback"
+
+
+def _bits(answers: list[bool]) -> str:
+    return "".join("1" if a else "0" for a in answers)
+
+
+def feedback(inputs: Inputs, partition: Partition, candidate: str, store: SignalStore,
+             budget: int) -> dict[str, Any]:
+    """Submit ``candidate``'s validation answers: what the loop may see (the leaderboard's
+    released accuracy, whether it moved, ``significant``), recorded in the ledger."""
+    doc = load_pools(partition)
+    ids = sorted(doc["pools"][POOL])
+    videos = [inputs.benchmark.by_id[q].video_id for q in ids]
+    baseline = [bool(doc["correctness"][q]) for q in ids]
+    correct = inputs.outcomes(candidate, "candidate", "--candidate").correct
+    missing = [q for q in ids if correct.get(q) is None]
+    if missing:
+        raise InputError(f"run {candidate!r} has no answer for {len(missing)} validation "
+                         f"question(s) (e.g. {', '.join(missing[:3])})", "--candidate",
+                         "import its predictions of the whole validation pool")
+    answers = [bool(correct[q]) for q in ids]
+    ladder, submitted = Ladder(videos, baseline), set()
+    for look in store.looks(doc["split_id"], POOL):
+        if look.source == SOURCE and look.answers_digest not in submitted:
+            ladder.submit([c == "1" for c in look.statistic["answers"]])
+            submitted.add(look.answers_digest)
+    digest = digest_of([[q, c] for q, c in zip(ids, answers, strict=True)])
+    repeat, moved = digest in submitted, False
+    if not repeat:
+        moved = ladder.submit(answers).moved
+    significant = one_sided_p(videos, baseline, answers) < ALPHA / budget
+    submissions = len(submitted | {digest})
+    released = round(1.0 - ladder.released_loss, 6)
+    shown = (f"leaderboard accuracy {released:.4f}" + (" (moved)" if moved else "")
+             + f", significant: {'yes' if significant else 'no'}")
+    store.record_look(doc["split_id"], POOL, candidate, digest, SOURCE,
+                      {"answers": _bits(answers), "moved": moved, "significant": significant},
+                      shown)
+    return {"split_id": doc["split_id"], "candidate": candidate,
+            "leaderboard_accuracy": released, "moved": moved, "significant": significant,
+            "repeat": repeat, "submissions": submissions, "budget": budget,
+            "within_budget": submissions <= budget}
