@@ -46,9 +46,10 @@ class Outcome:
         return f"exit {self.code}" + (" (killed by the signal)" if self.code < 0 else "")
 
 
-def interrupt_at(config: Path, home: Path, at_s: float, timeout_s: float = 300) -> Outcome:
+def interrupt_at(config: Path, home: Path, at_s: float, timeout_s: float = 120) -> Outcome:
     """Start a run, send SIGINT ``at_s`` seconds in (unless it ended), wait for it."""
-    env = dict(os.environ, DAGSTER_HOME=str(home))
+    # a run that never ends after the signal is aborted with every thread's stack on stderr
+    env = dict(os.environ, DAGSTER_HOME=str(home), PYTHONFAULTHANDLER="1")
     proc = subprocess.Popen([str(CLI), "run", "--config", str(config)], env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     started = time.monotonic()
@@ -57,7 +58,12 @@ def interrupt_at(config: Path, home: Path, at_s: float, timeout_s: float = 300) 
         time.sleep(0.01)
     if proc.poll() is None:
         proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=timeout_s)
+    try:
+        out, err = proc.communicate(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        proc.send_signal(signal.SIGABRT)
+        out, err = proc.communicate()
+        err = f"HUNG {timeout_s} s after the start; the stacks it was aborted with:\n{err}"
     return Outcome(at_s, proc.returncode, out, err, time.monotonic() - started)
 
 
