@@ -20,7 +20,7 @@ from split_assets.errors import RunFailure
 from split_assets.lib import interrupts
 from split_assets.lib.canonical import atomic_write_bytes, canonical_bytes
 from split_assets.lib.failpoints import failpoint
-from split_assets.partition import config_snapshot
+from split_assets.partition import Partition, config_snapshot
 from split_assets.session import Session
 from split_assets.shell import metadata as md
 from split_assets.shell import names as n
@@ -212,7 +212,22 @@ def _candidate_evaluation(context: AssetExecutionContext, s: Session) -> Materia
     atomic_write_bytes(partition.files.evaluation, canonical_bytes(doc))
     metadata: dict[str, Any] = {"evaluation_path":
                                 MetadataValue.path(str(partition.files.evaluation)),
-                                "candidates": len(reports)}
+                                "candidates": len(reports), **_ledger_metadata(partition,
+                                                                               reports)}
     for report in reports:
         metadata[f"candidate {report['candidate']}"] = MetadataValue.md(evaluation_markdown(report))
     return MaterializeResult(metadata=metadata)
+
+
+def _ledger_metadata(partition: Partition, reports: list[dict[str, Any]]) -> dict[str, Any]:
+    """Each report's pools go to the evaluation ledger (source ``asset``); the distinct answers
+    looked at per pool so far (plotted across materializations: how often a pool was used)."""
+    from split_assets.cli_ledger import record_looks
+
+    for report in reports:
+        record_looks(partition, report, "asset")
+    with partition.store(read_only=True) as store:
+        looks = store.looks(partition.split_id)
+    return {f"looks_{pool}": MetadataValue.int(len({look.answers_digest for look in looks
+                                                    if look.pool == pool}))
+            for pool in ("validation", "test")}

@@ -234,6 +234,16 @@ def test_candidate_evaluation_asset_power_and_export(evaluated: Path, run_cli,  
     evaluation = json.loads(Path(lines["evaluation"]).read_text())
     assert [r["candidate"] for r in evaluation["reports"]] == ["rerun1"]
     assert evaluation["reports"][0] == _report(run_cli, evaluated, "--candidate", "rerun1")
+    # the asset wrote its looks to the ledger and shows how many answers each pool has seen
+    from dagster import AssetKey, DagsterInstance
+
+    meta = DagsterInstance.get().get_latest_materialization_event(
+        AssetKey("candidate_evaluation")).asset_materialization.metadata
+    assert (meta["looks_validation"].value, meta["looks_test"].value) == (1, 1)
+    rows = json.loads(run_cli("ledger", "--config", str(evaluated), "--json")[1])
+    assert [(r["source"], r["pool"], r["is_repeat"]) for r in rows] == [
+        ("asset", "validation", False), ("asset", "test", False),
+        ("compare", "validation", True), ("compare", "test", True)]
 
     manifest = json.loads(Path(lines["manifest"]).read_text())
     power = manifest["power"]
