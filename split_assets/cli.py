@@ -93,25 +93,6 @@ def _print(lines: list[tuple[str, object]]) -> int:
     return 0
 
 
-def compare(candidate: str, control: str | None, config: Path | None,
-            pools: list[str] | None, as_json: bool) -> int:
-    """``split-assets compare``: the candidate against the baseline on the frozen pools."""
-    from split_assets.cli_ledger import record_looks
-    from split_assets.evaluation.report import compare_runs, text
-    from split_assets.split.layout import EVALUATED_POOLS
-
-    s = _session(config)
-    where = "--control"
-    if control is None and s.loaded.config.evaluation.control_run is not None:
-        control, where = s.loaded.config.evaluation.control_run, "evaluation.control_run"
-    chosen = tuple(p for p in EVALUATED_POOLS if p in (pools or EVALUATED_POOLS))
-    report = compare_runs(s.inputs, s.partition, candidate, control, chosen,
-                          control_where=where)
-    looks = record_looks(s.partition, report, "compare")  # before it is shown
-    print(json.dumps(report, indent=1, sort_keys=True) if as_json else text(report))
-    return _err("; ".join(looks)) or 0
-
-
 def export_signals(pool: str, out: Path, config: Path | None) -> int:
     """``split-assets export-signals``: the train pool's diagnoses as JSONL."""
     from split_assets.evaluation.report import load_pools
@@ -380,19 +361,16 @@ def _dispatch(args: argparse.Namespace) -> int:
         return verify(args.pools_json, args.config, args.recompute)
     if args.command == "import":
         return import_run(args)
-    if args.command == "compare":
-        return compare(args.candidate, args.control, args.config, args.pool, args.json)
     if args.command == "export-signals":
         return export_signals(args.pool, args.out, args.config)
     if args.command == "signals":
         return signals_copy(args.to, args.config)
     if args.command == "workspace":
         return workspace(args)
-    if args.command in ("ledger", "feedback"):
-        from split_assets import cli_ledger
+    if args.command in ("compare", "ledger", "feedback"):
+        from split_assets import cli_evaluation
 
-        return (cli_ledger.ledger(args.config, args.pool, args.json) if args.command == "ledger"
-                else cli_ledger.feedback_command(args.config, args.candidate, args.json))
+        return cli_evaluation.dispatch(args)
     return demo(args.dir, args.name)
 
 

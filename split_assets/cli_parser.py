@@ -139,17 +139,8 @@ def _add_import_parsers(sub: argparse._SubParsersAction) -> None:
 
 
 def _add_run_data_parsers(sub: argparse._SubParsersAction, config_help: str) -> None:
-    """import, compare, export-signals, signals, demo."""
+    """import, export-signals, signals, demo, ledger, workspace."""
     _add_import_parsers(sub)
-    p = sub.add_parser("compare", help="compare a candidate run with the baseline on the frozen "
-                                       "validation and test pools (McNemar)")
-    p.add_argument("--candidate", required=True, help="the candidate run id (in the harness db)")
-    p.add_argument("--control", help="a fresh re-run of the baseline agent (default: "
-                                     "evaluation.control_run)")
-    p.add_argument("--config", type=Path, help=config_help)
-    p.add_argument("--pool", action="append", choices=("validation", "test"),
-                   help="compare only this pool (repeatable; default both)")
-    p.add_argument("--json", action="store_true", help="print the report as JSON")
 
     p = sub.add_parser("export-signals",
                        help="write the train pool's diagnoses as JSONL (never validation/test)")
@@ -187,7 +178,19 @@ def _add_run_data_parsers(sub: argparse._SubParsersAction, config_help: str) -> 
 
 
 def _add_evaluation_parsers(sub: argparse._SubParsersAction, config_help: str) -> None:
-    """feedback, ledger."""
+    """compare, feedback (ledger: with the run data parsers)."""
+    p = sub.add_parser("compare", help="compare a candidate run with the baseline on the frozen "
+                                       "validation pool, or on test (--pool test: a look)")
+    p.add_argument("--candidate", required=True, help="the candidate run id (in the harness db)")
+    p.add_argument("--control", help="a fresh re-run of the baseline agent (default: "
+                                     "evaluation.control_run)")
+    p.add_argument("--config", type=Path, help=config_help)
+    p.add_argument("--pool", action="append", choices=("validation", "test"),
+                   help="compare this pool (repeatable; default validation only: test is "
+                        "looked at only when named)")
+    p.add_argument("--spend-test-look", action="store_true",
+                   help="look at test beyond evaluation.test_looks_max (no claim holds for it)")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
     p = sub.add_parser("feedback", help="submit a candidate to the Ladder on validation: the "
                                         "leaderboard's score and a budgeted significance flag")
     p.add_argument("--candidate", required=True, help="the run id of the candidate")

@@ -220,6 +220,10 @@ class EvaluationConfig(_Section):
     # split-assets feedback: its significant flag tests at alpha / feedback_budget, valid for
     # up to that many submissions however they were chosen
     feedback_budget: int = Field(default=100, ge=1)
+    # split-assets compare --pool test: each distinct candidate's answers on test is a look,
+    # tested at alpha / test_looks_max; a look beyond it is refused unless --spend-test-look
+    # (None: no budget; the report gives Holm-adjusted p-values over the looks so far)
+    test_looks_max: int | None = Field(default=None, ge=1)
 
 
 class PathsConfig(_Section):

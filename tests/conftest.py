@@ -18,7 +18,7 @@ from split_assets.demo import build_workspace
 from split_assets.shell.instance import DAGSTER_YAML
 
 # the openai judge's server and workspace; the session's PostgreSQL server
-pytest_plugins = ("helpers.openai_workspace", "helpers.postgres")
+pytest_plugins = ("helpers.openai_workspace", "helpers.postgres", "helpers.evaluated")
 
 SMALL_VIDEOS = 60
 

@@ -18,9 +18,17 @@ COLUMNS = ("split_id", "pool", "run_id", "answers_digest", "source", "statistic"
            "is_repeat", "created_at")
 
 
+class LookRefused(Exception):
+    """A new look at a pool whose budget of distinct answers is spent (nothing was written)."""
+
+    def __init__(self, pool: str, looks: int, budget: int) -> None:
+        super().__init__(f"{looks} look(s) at {pool}, budget {budget}")
+        self.pool, self.looks, self.budget = pool, looks, budget
+
+
 @dataclass(frozen=True)
-class Look:
-    """One evaluation of a run on a pool: what was computed (``statistic``) and shown."""
+class Evaluation:
+    """What a command asks the ledger to record: a run's answers on a pool, and what it showed."""
 
     split_id: str
     pool: str
@@ -29,6 +37,13 @@ class Look:
     source: str
     statistic: dict[str, Any]
     shown: str
+
+
+@dataclass(frozen=True)
+class Look(Evaluation):
+    """One row of the ledger: an evaluation, whether its answers were seen on the pool
+    before, and when."""
+
     is_repeat: bool
     created_at: str
 
@@ -40,6 +55,7 @@ class Ledger:
     """The ledger operations of ``SignalStore``."""
 
     _OLD_STORE: ClassVar[tuple[type[Exception], ...]]
+    _conn: Any
 
     def _x(self, sql: str, params: Iterable[Any] = ()) -> Any:
         raise NotImplementedError
@@ -47,20 +63,47 @@ class Ledger:
     def _tx(self) -> AbstractContextManager[None]:
         raise NotImplementedError
 
+    def _lock_ledger(self) -> None:
+        """Hold the ledger until the transaction ends (SQLite: the database, BEGIN IMMEDIATE;
+        PostgreSQL overrides it with an advisory lock)."""
+        self._conn.commit()
+        self._conn.execute("BEGIN IMMEDIATE")
+
     def record_look(self, split_id: str, pool: str, run_id: str, answers_digest: str,
                     source: str, statistic: dict[str, Any], shown: str) -> Look:
         """Append a row (a repeat when these answers were evaluated on this pool before)."""
+        return self.record_looks([Evaluation(split_id, pool, run_id, answers_digest, source,
+                                             statistic, shown)])[0]
+
+    def record_looks(self, evaluations: list[Evaluation],
+                     budgets: dict[str, int] | None = None) -> list[Look]:
+        """Append one row per evaluation in one transaction: all, or none when a new look at
+        a pool with a budget (``budgets``: pool -> distinct answers allowed) would exceed it
+        (``LookRefused``)."""
+        looks = []
         with self._tx():
-            seen = self._x("SELECT 1 FROM evaluations WHERE split_id = ? AND pool = ? AND "
-                           "answers_digest = ? LIMIT 1", (split_id, pool, answers_digest)
-                           ).fetchone() is not None
-            look = Look(split_id, pool, run_id, answers_digest, source, statistic, shown, seen,
-                        utc_now())
-            self._x(f"INSERT INTO evaluations ({', '.join(COLUMNS)}) VALUES "
-                    f"({', '.join('?' for _ in COLUMNS)})",
-                    (split_id, pool, run_id, answers_digest, source,
-                     json.dumps(statistic, sort_keys=True), shown, int(seen), look.created_at))
-        return look
+            self._lock_ledger()
+            for e in evaluations:
+                seen = self._x("SELECT 1 FROM evaluations WHERE split_id = ? AND pool = ? AND "
+                               "answers_digest = ? LIMIT 1", (e.split_id, e.pool,
+                                                              e.answers_digest)
+                               ).fetchone() is not None
+                budget = (budgets or {}).get(e.pool)
+                if not seen and budget is not None:
+                    taken = self._x("SELECT COUNT(DISTINCT answers_digest) FROM evaluations "
+                                    "WHERE split_id = ? AND pool = ?", (e.split_id, e.pool)
+                                    ).fetchone()[0]
+                    if taken >= budget:
+                        raise LookRefused(e.pool, int(taken), budget)
+                look = Look(e.split_id, e.pool, e.run_id, e.answers_digest, e.source,
+                            e.statistic, e.shown, seen, utc_now())
+                self._x(f"INSERT INTO evaluations ({', '.join(COLUMNS)}) VALUES "
+                        f"({', '.join('?' for _ in COLUMNS)})",
+                        (e.split_id, e.pool, e.run_id, e.answers_digest, e.source,
+                         json.dumps(e.statistic, sort_keys=True), e.shown, int(seen),
+                         look.created_at))
+                looks.append(look)
+        return looks
 
     def looks(self, split_id: str, pool: str | None = None) -> list[Look]:
         """The ledger of a split (one pool, or all), oldest first; empty for a store of an

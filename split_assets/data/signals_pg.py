@@ -49,6 +49,7 @@ PG_SCHEMA = SCHEMA.replace(" REAL", " DOUBLE PRECISION").replace(
     "CREATE TABLE IF NOT EXISTS evaluations (",
     "CREATE TABLE IF NOT EXISTS evaluations (\n    id BIGSERIAL PRIMARY KEY,")
 _MIGRATION_LOCK = 0x5A17_A55E  # pg_advisory_xact_lock key: one migration at a time
+_LEDGER_LOCK = 0x5A17_1ED6  # and one ledger writer at a time (a look budget holds)
 _FIX = ("check that the server runs and accepts this user (libpq's PGUSER, PGPASSWORD, "
         "PGSERVICEFILE or ~/.pgpass), then run again (finished diagnoses are kept)")
 
@@ -233,6 +234,9 @@ class PgSignalStore(SignalStore):
     @property
     def schema_version(self) -> int:
         return self._check_version()
+
+    def _lock_ledger(self) -> None:
+        self._x("SELECT pg_advisory_xact_lock(?)", (_LEDGER_LOCK,))
 
     def _held_leases(self, baseline_run_id: str, diag_fingerprint: str,
                      candidates: list[str]) -> tuple[Held, set[str]]:

@@ -1,4 +1,5 @@
-"""Compare a candidate run with the baseline on the frozen pools (validation, test).
+"""Compare a candidate run with the baseline on the frozen pools: validation, and test only
+when asked for by name (each distinct candidate's answers on test is a look: ``claims.py``).
 
 The pools come from the frozen ``pools.json`` of the config's split (its sha256 checked
 against the manifest); the baseline's correctness from that file; a candidate's (and the
@@ -22,7 +23,9 @@ from typing import TYPE_CHECKING, Any
 from split_assets.data.benchmark import Benchmark
 from split_assets.data.harness import predictions_digest
 from split_assets.errors import InputError, UserError
+from split_assets.evaluation.claims import claim_line
 from split_assets.evaluation.mcnemar import compare
+from split_assets.evaluation.reuse import one_sided_p
 from split_assets.lib.canonical import digest_of, sha256_hex
 from split_assets.split.layout import EVALUATED_POOLS
 from split_assets.split.stats import markdown_table
@@ -33,6 +36,9 @@ if TYPE_CHECKING:
 BIAS_NOTE = ("no control run: the validation gain is biased upward (validation was chosen "
              "with the baseline's wrong answers in view, so a plain re-run gains there by "
              "regression to the mean); set evaluation.control_run or pass --control")
+TEST_NOT_SHOWN = ("test not compared: test is looked at only by 'split-assets compare --pool "
+                  "test', each distinct candidate a look (see evaluation.test_looks_max)")
+VALIDATION_ONLY = ("validation",)
 
 
 def load_pools(partition: Partition) -> dict[str, Any]:
@@ -72,6 +78,10 @@ def evaluate(pools_doc: dict[str, Any], benchmark: Benchmark, candidate: dict[st
             entry["net_gain"] = round(vs_control.gain, 6)
         elif pool == "validation":
             entry["note"] = BIAS_NOTE
+        if pool == "test":  # a claim on test: against the control when there is one
+            reference = ctrl if control is not None else base
+            entry["claim"] = {"against": "control" if control is not None else "baseline",
+                              "p_one_sided": float(f"{one_sided_p(videos, reference, cand):.6g}")}
         report["pools"][pool] = entry
     return report
 
@@ -105,10 +115,18 @@ def rows_of(report: dict[str, Any]) -> list[list[Any]]:
     return rows
 
 
+def notes_of(report: dict[str, Any]) -> list[str]:
+    """Each pool's note and, on test, what may be claimed of this look."""
+    notes = []
+    for entry in report["pools"].values():
+        notes += [entry["note"]] if "note" in entry else []
+        notes += [claim_line(entry)] if "look" in entry.get("claim", {}) else []
+    return notes
+
+
 def markdown(report: dict[str, Any]) -> str:
     text = markdown_table(HEADER, rows_of(report))
-    notes = [e["note"] for e in report["pools"].values() if "note" in e]
-    return text + ("".join(f"\n\n{n}" for n in notes))
+    return text + ("".join(f"\n\n{n}" for n in notes_of(report)))
 
 
 def text(report: dict[str, Any]) -> str:
@@ -120,12 +138,11 @@ def text(report: dict[str, Any]) -> str:
     title = (f"candidate {report['candidate']} vs baseline {report['baseline']}"
              + (f", control {report['control']}" if report["control"] else "")
              + f" (split {report['split_id']})")
-    notes = [e["note"] for e in report["pools"].values() if "note" in e]
-    return "\n".join([title, *lines, *notes])
+    return "\n".join([title, *lines, *notes_of(report)])
 
 
 def compare_runs(inputs: Inputs, partition: Partition, candidate: str, control: str | None,
-                 pools: tuple[str, ...] = EVALUATED_POOLS, control_where: str = "--control",
+                 pools: tuple[str, ...] = VALIDATION_ONLY, control_where: str = "--control",
                  skip_incomplete: bool = False) -> dict[str, Any]:
     """The report of ``candidate`` (and ``control``) on the config's frozen split. With
     ``skip_incomplete`` a pool the runs did not fully answer gets a note instead of an error
@@ -151,6 +168,8 @@ def compare_runs(inputs: Inputs, partition: Partition, candidate: str, control: 
     for pool, note in notes.items():
         report["pools"][pool] = {"note": note}
     report["pools"] = {pool: report["pools"][pool] for pool in pools}
+    if "test" not in pools:
+        report["pools"]["test"] = {"note": TEST_NOT_SHOWN}
     return report
 
 
@@ -188,10 +207,3 @@ def _complete_pools(doc: dict[str, Any], pools: tuple[str, ...], runs: list[tupl
         else:
             chosen.append(pool)
     return chosen, notes
-
-
-def shown_line(entry: dict[str, Any]) -> str:
-    """What a pool's comparison showed, in one line (the ledger's record of it)."""
-    r = entry["vs_baseline"]
-    return (f"accuracy {r['candidate_accuracy']:.4f} vs {r['reference_accuracy']:.4f}, gain "
-            f"{r['gain']:+.4f}, p_cluster {r['p_cluster']:.3g}")

@@ -109,8 +109,9 @@ def _freezing_assets(names: Names) -> list[Any]:
 
     @partitioned("candidate_evaluation", deps=("frozen_pools",), description=(
         "Compares each evaluation.candidates run with the baseline on the frozen "
-        "validation and test pools: 2x2 tables, exact and mid-p McNemar, the "
-        "cluster-adjusted test, and the gain net of evaluation.control_run. Writes "
+        "validation pool (test only through 'split-assets compare --pool test'): 2x2 "
+        "tables, exact and mid-p McNemar, the cluster-adjusted test, and the gain net of "
+        "evaluation.control_run. Each is a row of the evaluation ledger. Writes "
         "evaluation.json beside pools.json."))
     @fails_cleanly
     def candidate_evaluation(context: AssetExecutionContext) -> MaterializeResult:
@@ -202,7 +203,8 @@ def _candidate_evaluation(context: AssetExecutionContext, s: Session) -> Materia
                     "evaluation.candidates)"})
     reports = []
     for candidate in evaluation.candidates:
-        context.log.info(f"comparing {candidate} with the baseline on validation and test")
+        context.log.info(f"comparing {candidate} with the baseline on validation (test: "
+                         "only through split-assets compare --pool test)")
         reports.append(compare_runs(s.inputs, partition, candidate, evaluation.control_run,
                                     control_where="evaluation.control_run",
                                     skip_incomplete=True))
@@ -212,8 +214,10 @@ def _candidate_evaluation(context: AssetExecutionContext, s: Session) -> Materia
     atomic_write_bytes(partition.files.evaluation, canonical_bytes(doc))
     metadata: dict[str, Any] = {"evaluation_path":
                                 MetadataValue.path(str(partition.files.evaluation)),
-                                "candidates": len(reports), **_ledger_metadata(partition,
-                                                                               reports)}
+                                "candidates": len(reports),
+                                "pools": "validation only: test is looked at only through "
+                                         "'split-assets compare --pool test'",
+                                **_ledger_metadata(partition, reports)}
     for report in reports:
         metadata[f"candidate {report['candidate']}"] = MetadataValue.md(evaluation_markdown(report))
     return MaterializeResult(metadata=metadata)
@@ -222,10 +226,10 @@ def _candidate_evaluation(context: AssetExecutionContext, s: Session) -> Materia
 def _ledger_metadata(partition: Partition, reports: list[dict[str, Any]]) -> dict[str, Any]:
     """Each report's pools go to the evaluation ledger (source ``asset``); the distinct answers
     looked at per pool so far (plotted across materializations: how often a pool was used)."""
-    from split_assets.cli_ledger import record_looks
+    from split_assets.evaluation.claims import record
 
     for report in reports:
-        record_looks(partition, report, "asset")
+        record(partition, report, "asset")
     with partition.store(read_only=True) as store:
         looks = store.looks(partition.split_id)
     return {f"looks_{pool}": MetadataValue.int(len({look.answers_digest for look in looks

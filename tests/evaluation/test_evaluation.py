@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import json
 import math
-import shutil
 from pathlib import Path
 
 import pytest
 import yaml
 from conftest import kv
-from helpers.official_layout import answers, write_predictions, write_results
+from helpers.evaluated import N_VIDEOS
+from helpers.official_layout import answers, write_predictions
 from scipy.stats import binom, chi2
 from statsmodels.stats.contingency_tables import mcnemar
 
@@ -25,6 +25,7 @@ from split_assets.evaluation.mcnemar import (
     minimum_detectable_gain,
     power_summary,
 )
+from split_assets.evaluation.report import TEST_NOT_SHOWN
 
 TABLES = [[[10, 3], [9, 20]], [[50, 0], [0, 50]], [[5, 7], [7, 1]], [[200, 31], [52, 117]],
           [[0, 1], [12, 0]], [[300, 90], [60, 50]], [[3, 0], [1, 0]]]
@@ -112,63 +113,6 @@ def test_design_effect_from_clustered_correctness() -> None:
 
 # ---------------------------------------------------------------- end to end -------------
 
-N_VIDEOS = 900
-
-
-@pytest.fixture(scope="module")
-def _evaluated_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """An imported workspace (baseline, one reference run), two plain re-runs of the baseline
-    agent (rerun1, rerun2), a copy of the baseline (same), and validation asked to hold more
-    wrong answers than its fair share: the situation regression to the mean feeds on. Built
-    once (it costs a full run on 2,700 questions); each test gets a copy."""
-    import contextlib
-    import io
-    import os
-
-    from split_assets.cli import main
-
-    tmp = tmp_path_factory.mktemp("evaluated")
-    ws = tmp / "ws"
-    saved = os.environ.get("DAGSTER_HOME")
-    os.environ["DAGSTER_HOME"] = str(tmp / "dagster_home")
-
-    def cli(*argv: str) -> None:
-        err = io.StringIO()
-        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
-            code = main(list(argv))
-        assert code == 0, err.getvalue()
-
-    try:
-        for run in ("base", "ref"):
-            cli("import", "videomme", "--results",
-                str(write_results(tmp / f"{run}.json", N_VIDEOS, run)), "--run-id", run,
-                "--workspace", str(ws))
-        for run, given in (("rerun1", answers(N_VIDEOS, "rerun1")),
-                           ("rerun2", answers(N_VIDEOS, "rerun2")),
-                           ("same", answers(N_VIDEOS, "base"))):
-            cli("import", "predictions", "--jsonl",
-                str(write_predictions(tmp / f"{run}.jsonl", given)), "--run-id", run,
-                "--workspace", str(ws))
-        config = ws / "video_split.yaml"
-        doc = yaml.safe_load(config.read_text())
-        doc["video_split"]["val_wrong_min"] = 300  # of 540 validation questions
-        config.write_text(yaml.safe_dump(doc))
-        cli("run", "--config", str(config))
-    finally:
-        if saved is None:
-            os.environ.pop("DAGSTER_HOME", None)
-        else:
-            os.environ["DAGSTER_HOME"] = saved
-    return ws
-
-
-@pytest.fixture
-def evaluated(_evaluated_template: Path, tmp_path: Path) -> Path:
-    """A fresh copy of the evaluated workspace; returns its config path."""
-    shutil.copytree(_evaluated_template, tmp_path / "ws")
-    return tmp_path / "ws" / "video_split.yaml"
-
-
 def _report(run_cli, config: Path, *args: str) -> dict:  # noqa: ANN001
     code, out, err = run_cli("compare", "--config", str(config), "--json", *args)
     assert code == 0, err
@@ -176,17 +120,21 @@ def _report(run_cli, config: Path, *args: str) -> dict:  # noqa: ANN001
 
 
 def test_compare_baseline_copy_rerun_and_control(evaluated: Path, run_cli) -> None:  # noqa: ANN001
-    same = _report(run_cli, evaluated, "--candidate", "same")
+    both = ("--pool", "validation", "--pool", "test")
+    same = _report(run_cli, evaluated, "--candidate", "same", *both)
     for pool in ("validation", "test"):
         r = same["pools"][pool]["vs_baseline"]
         assert r["gain"] == 0 and r["p_exact"] == 1.0 and r["p_mid"] == 1.0
         assert r["table"][0][1] == r["table"][1][0] == 0
     assert "biased upward" in same["pools"]["validation"]["note"]
 
-    raw = _report(run_cli, evaluated, "--candidate", "rerun1")
+    raw = _report(run_cli, evaluated, "--candidate", "rerun1", *both)
     val = raw["pools"]["validation"]["vs_baseline"]
     assert val["gain"] > 0.05 and val["p_exact"] < 1e-6  # a re-run "improves" validation
     assert abs(raw["pools"]["test"]["vs_baseline"]["gain"]) < 0.05  # test is representative
+    plain = _report(run_cli, evaluated, "--candidate", "rerun1")  # validation only, and says so
+    assert plain["pools"]["validation"] == raw["pools"]["validation"]
+    assert plain["pools"]["test"] == {"note": TEST_NOT_SHOWN}
 
     net = _report(run_cli, evaluated, "--candidate", "rerun1", "--control", "rerun2")
     entry = net["pools"]["validation"]
@@ -239,11 +187,12 @@ def test_candidate_evaluation_asset_power_and_export(evaluated: Path, run_cli,  
 
     meta = DagsterInstance.get().get_latest_materialization_event(
         AssetKey("candidate_evaluation")).asset_materialization.metadata
-    assert (meta["looks_validation"].value, meta["looks_test"].value) == (1, 1)
+    assert (meta["looks_validation"].value, meta["looks_test"].value) == (1, 0)
     rows = json.loads(run_cli("ledger", "--config", str(evaluated), "--json")[1])
     assert [(r["source"], r["pool"], r["is_repeat"]) for r in rows] == [
-        ("asset", "validation", False), ("asset", "test", False),
-        ("compare", "validation", True), ("compare", "test", True)]
+        ("asset", "validation", False), ("compare", "validation", True)]
+    assert evaluation["reports"][0]["pools"]["test"] == {"note": TEST_NOT_SHOWN}
+    assert meta["pools"].value.startswith("validation only")
 
     manifest = json.loads(Path(lines["manifest"]).read_text())
     power = manifest["power"]
@@ -302,12 +251,15 @@ def test_compare_refuses_a_control_equal_to_the_candidate_and_a_changed_baseline
 
 def test_the_asset_skips_a_pool_a_partial_candidate_did_not_answer(
         evaluated: Path, run_cli, tmp_path: Path) -> None:  # noqa: ANN001
+    """A candidate that answered only test: the asset (validation only) notes it, fails
+    nothing, and records no look."""
     _import_test_only(run_cli, evaluated, tmp_path, "--role", "candidate")
     code, out, err = run_cli("run", "--config", str(evaluated))
     assert code == 0, err
     report = json.loads(Path(kv(out)["evaluation"]).read_text())["reports"][0]
     assert report["pools"]["validation"]["note"].startswith("not compared: candidate run")
-    assert "vs_baseline" in report["pools"]["test"]
+    assert report["pools"]["test"] == {"note": TEST_NOT_SHOWN}
+    assert json.loads(run_cli("ledger", "--config", str(evaluated), "--json")[1]) == []
 
 
 def test_compare_writes_the_ledger_and_a_repeat_is_marked(evaluated: Path,
@@ -315,7 +267,10 @@ def test_compare_writes_the_ledger_and_a_repeat_is_marked(evaluated: Path,
     """Every compare appends one row per pool it showed; comparing identical answers again
     (even under another run id) is a repeat; `split-assets ledger` lists them."""
     code, _, err = run_cli("compare", "--config", str(evaluated), "--candidate", "rerun1")
-    assert code == 0 and "ledger: validation look at rerun1" in err and "repeat" not in err
+    assert code == 0 and err.strip() == "ledger: validation look at rerun1"
+    code, _, err = run_cli("compare", "--config", str(evaluated), "--candidate", "rerun1",
+                           "--pool", "test")
+    assert code == 0 and err.strip() == "ledger: test look at rerun1"
     code, _, err = run_cli("compare", "--config", str(evaluated), "--candidate", "rerun1",
                            "--pool", "test")
     assert code == 0 and "ledger: test look at rerun1 (a repeat" in err

@@ -1,31 +1,47 @@
-"""``split-assets ledger``, and the ledger rows a command that shows an evaluation writes
-(``data/ledger.py``)."""
+"""The evaluation commands: ``split-assets compare``, ``ledger`` and ``feedback`` (each
+evaluation shown is a row of the ledger, ``data/ledger.py``)."""
 
 from __future__ import annotations
 
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
-from split_assets.partition import Partition
+
+def compare(candidate: str, control: str | None, config: Path | None,
+            pools: list[str] | None, as_json: bool, spend_test_look: bool = False) -> int:
+    """``split-assets compare``: the candidate against the baseline on validation, and on
+    test when named (a look, within ``evaluation.test_looks_max`` unless spent on purpose)."""
+    from split_assets.evaluation.claims import record
+    from split_assets.evaluation.report import VALIDATION_ONLY, compare_runs, text
+    from split_assets.session import Session
+    from split_assets.split.layout import EVALUATED_POOLS
+
+    s = Session.open(config)
+    evaluation = s.loaded.config.evaluation
+    where = "--control"
+    if control is None and evaluation.control_run is not None:
+        control, where = evaluation.control_run, "evaluation.control_run"
+    chosen = tuple(p for p in EVALUATED_POOLS if p in (pools or VALIDATION_ONLY))
+    report = compare_runs(s.inputs, s.partition, candidate, control, chosen,
+                          control_where=where)
+    # recorded (or refused, then nothing is written or shown) before anything is shown
+    looks = record(s.partition, report, "compare", evaluation.test_looks_max, spend_test_look)
+    print(json.dumps(report, indent=1, sort_keys=True) if as_json else text(report))
+    if looks:
+        print("; ".join(looks), file=sys.stderr)
+    return 0
 
 
-def record_looks(partition: Partition, report: dict, source: str) -> list[str]:
-    """One ledger row per pool the report showed; a line per pool for the user."""
-    from split_assets.evaluation.report import shown_line
-
-    lines = []
-    with partition.store() as store:
-        for pool, entry in report["pools"].items():
-            if "vs_baseline" not in entry:
-                continue
-            look = store.record_look(report["split_id"], pool, report["candidate"],
-                                     entry["answers_digest"], source, entry["vs_baseline"],
-                                     shown_line(entry))
-            lines.append(f"ledger: {pool} look at {report['candidate']}"
-                         + (" (a repeat: these answers were evaluated before)"
-                            if look.is_repeat else ""))
-    return lines
+def dispatch(args: Any) -> int:
+    """compare, ledger, feedback."""
+    if args.command == "compare":
+        return compare(args.candidate, args.control, args.config, args.pool, args.json,
+                       args.spend_test_look)
+    if args.command == "ledger":
+        return ledger(args.config, args.pool, args.json)
+    return feedback_command(args.config, args.candidate, args.json)
 
 
 def ledger(config: Path | None, pool: str | None, as_json: bool) -> int:
@@ -38,8 +54,9 @@ def ledger(config: Path | None, pool: str | None, as_json: bool) -> int:
     if as_json:
         print(json.dumps([look.as_dict() for look in looks], indent=1, sort_keys=True))
         return 0
+    width = max((len(look.run_id) for look in looks), default=0)
     for look in looks:
-        print(f"{look.created_at}  {look.pool:<10}  {look.source:<8}  {look.run_id}  "
+        print(f"{look.created_at}  {look.pool:<10}  {look.source:<8}  {look.run_id:<{width}}  "
               f"{'repeat' if look.is_repeat else 'new   '}  {look.shown}")
     print(f"{len(looks)} evaluation(s) of split {partition.split_id}"
          + (f" on {pool}" if pool else "") + f" in {partition.loaded.paths.signals_db}",
