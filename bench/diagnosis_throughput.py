@@ -94,35 +94,11 @@ def main() -> None:
 def plain_client_reference(ws, wrong) -> dict[str, float]:  # noqa: ANN001
     """The bare ``AsyncOpenAI`` sending the same rendered prompts at the same concurrency: what
     the machine and the server allow, measured in the same run as the judge."""
-    import asyncio
+    from plain_client import plain_wall_s, rendered_prompts
 
-    import openai
-
-    from split_assets.diagnosis.cases import CaseSource
-    from split_assets.judge.prompts import load_templates
-    from split_assets.judge.render import render_messages
-
-    templates = load_templates(ws.loaded.paths.prompts_dir, ws.judge.required_templates())
-    prompts = [render_messages(templates, c, ws.loaded.config.diag.context)
-               for c in CaseSource(ws.inputs, wrong).cases(wrong)]
-
-    async def run() -> float:
-        client = openai.AsyncOpenAI(max_retries=0)
-        slots = asyncio.Semaphore(CONCURRENCY)
-
-        async def one(messages: list[dict[str, str]]) -> None:
-            async with slots:
-                await client.chat.completions.create(model="bench-model", messages=messages,
-                                                     temperature=0.0)
-
-        started = time.perf_counter()
-        await asyncio.gather(*(one(m) for m in prompts))
-        wall = time.perf_counter() - started
-        await client.close()
-        return wall
-
+    prompts = rendered_prompts(ws, wrong)
     cpu0 = time.process_time()
-    wall = asyncio.run(run())
+    wall = plain_wall_s(prompts, CONCURRENCY)
     cpu = time.process_time() - cpu0
     return {"ratio": round(len(prompts) / wall / (CONCURRENCY / LATENCY_S), 3),
             "cpu_ms_per_call": round(1000 * cpu / len(prompts), 2)}

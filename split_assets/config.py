@@ -12,12 +12,10 @@ import os
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import Any, Literal
 
 import yaml
 from pydantic import (
-    BaseModel,
-    ConfigDict,
     Field,
     ValidationError,
     ValidationInfo,
@@ -25,6 +23,15 @@ from pydantic import (
     model_validator,
 )
 
+from split_assets.config_judge import (  # noqa: F401 - the judge's sections, re-exported
+    START_CONCURRENCY,
+    OpenAIJudgeConfig,
+    PriceConfig,
+    RulesJudgeConfig,
+)
+from split_assets.config_judge import (
+    Section as _Section,
+)
 from split_assets.data.signals_pg import check_store_url, is_store_url
 from split_assets.errors import ConfigError, UserError
 from split_assets.lib.files import read_utf8
@@ -38,11 +45,6 @@ from split_assets.split.sizes import validation_size
 
 DEFAULT_CONFIG_PATH = "config/video_split.yaml"
 CONFIG_ENV_VAR = "SPLIT_ASSETS_CONFIG"
-
-
-class _Section(BaseModel):
-    # strict: "600", true or 7.0 are not integers; a float key still accepts an integer
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
 
 class VideoSplitConfig(_Section):
@@ -106,71 +108,6 @@ class VideoSplitConfig(_Section):
 _LATER_KEYS: dict[str, Any] = {"selector": "auto", "balance": [], "epsilon_accuracy": None}
 
 
-class RulesJudgeConfig(_Section):
-    """Parameters of the offline rules judge (fingerprint components)."""
-
-    step_limit_stop_reasons: list[str] = Field(default_factory=lambda: ["max_steps"])
-    open_tool: str = "open_node"
-
-
-class PriceConfig(_Section):
-    """USD per million tokens (``diag.openai.price``; not fingerprinted): the dry run's cost."""
-
-    input: float = Field(ge=0)
-    cached_input: float = Field(ge=0)
-    output: float = Field(ge=0)
-
-
-class OpenAIJudgeConfig(_Section):
-    """The openai judge: call settings (fingerprinted) and governance (not fingerprinted).
-
-    The endpoint and key come from the environment only: OPENAI_BASE_URL, OPENAI_API_KEY.
-    """
-
-    LEGACY_KEYS: ClassVar[tuple[str, ...]] = ("json_mode",)  # read, then rewritten
-
-    temperature: float = Field(default=0.0, ge=0.0, le=2.0)
-    max_tokens: int = Field(default=800, ge=16)
-    # json_schema: the strict schema of the Diagnosis model; json_object: any JSON object;
-    # text: no constraint. Replaces json_mode (true -> json_object, false -> text).
-    response_format: Literal["json_schema", "json_object", "text"] = "json_object"
-    stream: bool = False
-    timeout_s: float = Field(default=120.0, gt=0)
-    ttft_timeout_s: float = Field(default=30.0, gt=0)
-    inter_token_timeout_s: float = Field(default=15.0, gt=0)
-    max_retries: int = Field(default=6, ge=0)
-    backoff_base_s: float = Field(default=1.0, ge=0)
-    backoff_max_s: float = Field(default=60.0, ge=0)
-    breaker_threshold: int = Field(default=10, ge=1)
-    price: PriceConfig | None = None
-
-    @model_validator(mode="before")
-    @classmethod
-    def _json_mode(cls, data: Any) -> Any:
-        """``json_mode`` (earlier releases) is read as ``response_format``."""
-        if isinstance(data, dict) and "json_mode" in data:
-            data = dict(data)
-            legacy = data.pop("json_mode")
-            if "response_format" in data:
-                raise ValueError("json_mode and response_format both set: keep only "
-                                 "response_format (json_mode is its earlier spelling)")
-            if not isinstance(legacy, bool):
-                raise ValueError("json_mode must be true or false (better: response_format: "
-                                 "json_object or text)")
-            data["response_format"] = "json_object" if legacy else "text"
-        return data
-
-    def fingerprinted(self) -> dict[str, Any]:
-        """The settings that change what the endpoint answers. ``json_object`` and ``text``
-        keep the key of earlier releases (``json_mode`` true / false), so their fingerprints
-        stay."""
-        settings: dict[str, Any] = {"temperature": self.temperature,
-                                    "max_tokens": self.max_tokens}
-        if self.response_format == "json_schema":
-            settings["response_format"] = "json_schema"
-        else:
-            settings["json_mode"] = self.response_format == "json_object"
-        return settings
 
 
 class DiagConfig(_Section):
@@ -180,7 +117,9 @@ class DiagConfig(_Section):
     model: str = Field(min_length=1)
     judge: Literal["rules", "openai"]
     context: Literal["full", "answer_only"]
-    concurrency: int = Field(default=8, ge=1)  # judge calls in flight per diagnosis step
+    # the most judge calls in flight per diagnosis step: the openai judge learns how many the
+    # endpoint serves at once (diag.openai.adaptive), starting here when it is given
+    concurrency: int = Field(default=64, ge=1)
     # diagnosis steps of a run (parallel under the multiprocess, celery or k8s executor); not
     # fingerprinted: leases keep the steps from paying twice for a question
     shards: int = Field(default=1, ge=1, le=64)
@@ -201,6 +140,12 @@ class DiagConfig(_Section):
         if self.min_agree is not None and self.min_agree > len(self.reference_runs):
             raise ValueError(f"min_agree is {self.min_agree} but reference_runs lists "
                              f"{len(self.reference_runs)} run(s)")
+
+    @property
+    def start_concurrency(self) -> int:
+        """Where the openai judge starts: diag.concurrency when given, else START_CONCURRENCY."""
+        given = "concurrency" in self.model_fields_set
+        return self.concurrency if given else min(START_CONCURRENCY, self.concurrency)
 
     @property
     def agree_needed(self) -> int:

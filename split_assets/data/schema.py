@@ -8,7 +8,7 @@ import sqlite3
 import time
 from collections.abc import Callable
 
-SCHEMA_VERSION = 5  # 1 was the first release, which did not stamp a version (user_version 0)
+SCHEMA_VERSION = 6  # 1 was the first release, which did not stamp a version (user_version 0)
 
 
 SCHEMA = """
@@ -51,7 +51,8 @@ CREATE TABLE IF NOT EXISTS llm_calls (
     cache_hit INTEGER NOT NULL DEFAULT 0,
     reported_model TEXT,
     created_at TEXT NOT NULL,
-    cached_tokens INTEGER NOT NULL DEFAULT 0
+    cached_tokens INTEGER NOT NULL DEFAULT 0,
+    concurrency INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS llm_calls_fp ON llm_calls (diag_fingerprint);
 CREATE TABLE IF NOT EXISTS leases (
@@ -100,6 +101,9 @@ CREATE INDEX IF NOT EXISTS evaluations_split ON evaluations (split_id, pool);
 """
 
 
+ADD_CONCURRENCY = "ALTER TABLE llm_calls ADD COLUMN concurrency INTEGER NOT NULL DEFAULT 0"
+
+
 def upsert_sql(table: str, columns: tuple[str, ...], key: tuple[str, ...]) -> str:
     """INSERT ... ON CONFLICT DO UPDATE (replacing every other column): SQLite (3.24+) and
     PostgreSQL alike, unlike SQLite's INSERT OR REPLACE."""
@@ -114,7 +118,7 @@ def migrate_sqlite(conn: sqlite3.Connection) -> None:
     transaction."""
     # 0 -> 2: signals gains updated_at, leases are new; 2 -> 3: fingerprints are new;
     # 3 -> 4: llm_calls gains cached_tokens, review labels are new; 4 -> 5: the evaluation
-    # ledger is new
+    # ledger is new; 5 -> 6: llm_calls gains concurrency (the judge's limit when sent)
     conn.execute("BEGIN IMMEDIATE")
     try:
         for statement in SCHEMA.split(";"):
@@ -127,6 +131,8 @@ def migrate_sqlite(conn: sqlite3.Connection) -> None:
         if "cached_tokens" not in calls:
             conn.execute("ALTER TABLE llm_calls ADD COLUMN cached_tokens INTEGER NOT NULL "
                          "DEFAULT 0")
+        if "concurrency" not in calls:
+            conn.execute(ADD_CONCURRENCY)
         conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         conn.commit()
     except BaseException:

@@ -23,6 +23,7 @@ from urllib.parse import parse_qs, urlsplit
 from split_assets.data.db import BUSY_TIMEOUT_S, env_seconds
 from split_assets.data.leases import Held
 from split_assets.data.ledger import copy_ledger
+from split_assets.data.schema import ADD_CONCURRENCY
 from split_assets.data.signals import (
     _COLUMNS,
     _KEY,
@@ -227,6 +228,8 @@ class PgSignalStore(SignalStore):
             for statement in PG_SCHEMA.split(";"):
                 if statement.strip():
                     self._x(statement)
+            # 5 -> 6: a column of an existing table (CREATE TABLE IF NOT EXISTS keeps it as it was)
+            self._x(ADD_CONCURRENCY.replace("ADD COLUMN", "ADD COLUMN IF NOT EXISTS"))
             self._x("CREATE TABLE IF NOT EXISTS split_assets_schema (version INTEGER NOT NULL)")
             self._x("DELETE FROM split_assets_schema")
             self._x("INSERT INTO split_assets_schema VALUES (?)", (SCHEMA_VERSION,))

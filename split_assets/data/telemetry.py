@@ -11,7 +11,7 @@ from split_assets.lib.redact import environment_redactor
 
 CALL_COLUMNS = ("diag_fingerprint", "question_id", "attempt", "status", "latency_ms",
                 "prompt_tokens", "completion_tokens", "cache_hit", "reported_model", "created_at",
-                "cached_tokens")
+                "cached_tokens", "concurrency")
 _RECORD_CALL = (f"INSERT INTO llm_calls ({', '.join(CALL_COLUMNS)}) VALUES "
                 f"({', '.join('?' for _ in CALL_COLUMNS)})")
 
@@ -25,18 +25,28 @@ class Telemetry:
     def record_call(self, fingerprint: str, question_id: str, attempt: int, status: str,
                     latency_ms: float, prompt_tokens: int = 0, completion_tokens: int = 0,
                     cache_hit: bool = False, reported_model: str | None = None,
-                    cached_tokens: int = 0) -> None:
+                    cached_tokens: int = 0, concurrency: int = 0) -> None:
         """One telemetry row, committed with the next diagnosis row or ``flush`` (one commit
         per finished diagnosis instead of three). Statuses: ``ok``, ``invalid_output`` (an
         HTTP 200 whose answer is not a valid diagnosis), ``cache_hit`` (no call, no tokens
-        spent), an HTTP status, ``timeout``, ``connection_error``, ... The status and the
+        spent), an HTTP status, ``timeout``, ``connection_error``, ... ``concurrency``: the
+        requests the judge allowed in flight when it was sent. The status and the
         reported model are redacted of any configured credential (the signal store's net)."""
         redact = environment_redactor()
         self._x(
             _RECORD_CALL,
             (fingerprint, question_id, attempt, redact(status), latency_ms, prompt_tokens,
              completion_tokens, int(cache_hit), redact.optional(reported_model), utc_now(),
-             cached_tokens))
+             cached_tokens, concurrency))
+
+    def prompt_rates(self, fingerprint: str, last: int = 64) -> list[float]:
+        """Uncached prompt tokens per second of the fingerprint's last answered calls (the
+        judge's time budget of a cold first call: judge/budget.py)."""
+        rows = self._x("SELECT prompt_tokens - cached_tokens, latency_ms FROM llm_calls WHERE "
+                       "diag_fingerprint = ? AND status = 'ok' AND latency_ms > 0 AND "
+                       "prompt_tokens > cached_tokens ORDER BY rowid DESC LIMIT ?",
+                       (fingerprint, last)).fetchall()
+        return [1000.0 * tokens / latency for tokens, latency in reversed(rows)]
 
     def telemetry(self, fingerprint: str) -> dict[str, Any]:
         """The endpoint's reported models, call statuses and latency by status."""

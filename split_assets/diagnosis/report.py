@@ -38,6 +38,8 @@ class DiagnosisReport:
     failed_now: set[str] = field(default_factory=set)
     settled_degraded: int = 0  # accepted as degraded by the frozen split: never sent again
     call_failures: list[str] = field(default_factory=list)  # no answer from the endpoint
+    # the judge's concurrency limit over the run: (seconds since its pass started, limit)
+    concurrency: list[tuple[float, int]] = field(default_factory=list)
 
     @property
     def by_other_runs(self) -> int:
@@ -68,6 +70,7 @@ def merge_reports(preds: list[CanonicalPrediction], partition: Partition, store:
                      "cached_tokens", "completion_tokens", "retried_degraded"):
             setattr(merged, name, getattr(merged, name) + getattr(r, name))
         merged.latencies_ms += r.latencies_ms
+        merged.concurrency += r.concurrency
         merged.wall_s = max(merged.wall_s, r.wall_s)
     rows = {r.question_id for r in store.rows(partition.run_id, partition.key)}
     merged.call_failures = sorted({q for r in reports for q in r.call_failures if q not in rows})

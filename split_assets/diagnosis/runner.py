@@ -164,6 +164,9 @@ class _Pass:
         finally:
             for task in background + tasks:
                 task.cancel()
+            offset = self.report.wall_s  # a second pass follows the first
+            self.report.concurrency += [(round(offset + t, 3), limit) for t, limit in
+                                        getattr(judge, "concurrency_history", list)()]
             await judge.aclose()
             self.store.flush()  # telemetry of calls that ended without a diagnosis row
             self.store.release(self.me)
@@ -209,6 +212,9 @@ class _Pass:
             await asyncio.sleep(every_s)
             line = progress_line(self.report.diagnosed, len(self.by_id),
                                  time.monotonic() - started, self.report)
+            history = getattr(self.judge, "concurrency_history", list)()
+            if history:
+                line += f", concurrency {history[-1][1]}"
             if self.queue.waited:
                 line += "; waiting for questions leased by another run"
             progress(line)

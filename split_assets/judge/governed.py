@@ -31,7 +31,10 @@ from split_assets.config import OpenAIJudgeConfig
 from split_assets.data.signals import SignalStore
 from split_assets.errors import RunFailure, UserError
 from split_assets.judge.base import JudgeOutcome
+from split_assets.judge.budget import Budget, TimeBudget
+from split_assets.judge.concurrency import START, AdaptiveLimit, Ticket
 from split_assets.judge.endpoint import refused_mode, retry_after, timeout_or_reset, tls_context
+from split_assets.judge.replies import Reply, Stall, read_stream, reply_of
 from split_assets.lib.redact import Redactor, secrets_of
 
 KEY_VAR = "OPENAI_API_KEY"
@@ -50,26 +53,20 @@ class CallFailed(Exception):
     """One call could not complete (retries exhausted, or refused without retry)."""
 
 
-class _Stall(Exception):
-    def __init__(self, status: str) -> None:
-        super().__init__(status)
-        self.status = status
+OVERLOAD = frozenset({"timeout", "ttft_timeout", "inter_token_timeout", "429", "503"})
+TIMED_OUT = frozenset({"timeout", "ttft_timeout", "inter_token_timeout"})
 
 
 @dataclass(frozen=True)
-class Reply:
-    """What the endpoint answered (or the cache remembered)."""
+class Attempt:
+    """One attempt: the reply, or the status to record (and the endpoint's Retry-After);
+    when it started and the concurrency limit it was sent under."""
 
-    text: str
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    reported_model: str | None = None
-    latency_ms: float = 0.0
-    cache_hit: bool = False
-    attempts: int = 0
-    cached_tokens: int = 0  # prompt tokens the provider served from its prefix cache
-    parsed: Any = None  # what the caller's parser made of the text
-    error: str | None = None  # why the caller's parser refused the text (invalid output)
+    reply: Reply | None
+    started: float
+    status: str
+    limit: int
+    retry_after: float | None = None
 
 
 @dataclass(frozen=True)
@@ -80,24 +77,6 @@ class Prepared:
     body: bytes
     key: str
     payload: dict[str, Any]  # model, messages, call settings (a streamed call adds its flags)
-
-
-def _reply_of(data: Any) -> Reply:
-    """The text, usage and model of a chat completion (an empty text when it has none, which
-    the judge then treats as invalid output)."""
-    if not isinstance(data, dict):
-        return Reply("")
-    choices = data.get("choices") or [{}]
-    message = choices[0].get("message") if isinstance(choices[0], dict) else None
-    text = message.get("content") if isinstance(message, dict) else None
-    usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
-    details = usage.get("prompt_tokens_details")
-    cached = details.get("cached_tokens") if isinstance(details, dict) else None
-    model = data.get("model")
-    return Reply(text if isinstance(text, str) else "", int(usage.get("prompt_tokens") or 0),
-                 int(usage.get("completion_tokens") or 0),
-                 model if isinstance(model, str) else None,
-                 cached_tokens=int(cached) if isinstance(cached, int) else 0)
 
 
 def client_redactor(client: openai.AsyncOpenAI) -> Redactor:
@@ -177,7 +156,7 @@ class GovernedClient:
 
     def __init__(self, settings: OpenAIJudgeConfig, model: str, store: SignalStore,
                  fingerprint: str, sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
-                 seed: int = 0, concurrency: int = 8) -> None:
+                 seed: int = 0, concurrency: int = 8, start: int = START) -> None:
         check_environment()
         self.settings = settings
         self.model = model
@@ -186,14 +165,16 @@ class GovernedClient:
         self.breaker = CircuitBreaker(settings.breaker_threshold)
         self._sleep = sleep
         self._rng = random.Random(seed)
-        self._client = openai.AsyncOpenAI(max_retries=0, timeout=settings.timeout_s,
+        longest = max(settings.timeout_s, settings.timeout_max_s if settings.adaptive else 0)
+        self._client = openai.AsyncOpenAI(max_retries=0, timeout=longest,
                                           http_client=openai.DefaultAioHttpClient(
-                                              timeout=settings.timeout_s,
+                                              timeout=longest,
                                               verify=tls_context().result()))
         self.redact = client_redactor(self._client)  # the one boundary: see _call
         self._fatal: UserError | None = None  # a 401/403/404 stops every call that follows
-        # diag.concurrency: requests in flight at once (held per attempt, not while backing off)
-        self._slots = asyncio.Semaphore(concurrency)
+        # requests in flight, learned up to diag.concurrency (held per attempt, not in backoff)
+        self.limit = AdaptiveLimit(concurrency, settings.adaptive, start)
+        self.budget = TimeBudget(settings, self.limit, store.prompt_rates(fingerprint))
 
     async def aclose(self) -> None:
         await self._client.close()
@@ -216,57 +197,68 @@ class GovernedClient:
             return hit
         s = self.settings
         for attempt in range(s.max_retries + 1):
-            reply, started, status, retry_after = await self._attempt(request, question_id,
-                                                                      attempt)
-            if reply is not None:
-                return await self._answered(reply, started, question_id, attempt, parse)
-            self._record(question_id, attempt, status, started)
+            done = await self._attempt(request, question_id, attempt)
+            if done.reply is not None:
+                return await self._answered(done, question_id, attempt, parse)
+            self._record(question_id, attempt, done)
             self.breaker.failure()
             if attempt == s.max_retries:
-                raise CallFailed(f"{status} after {attempt + 1} attempts")
+                raise CallFailed(f"{done.status} after {attempt + 1} attempts")
             backoff = min(s.backoff_max_s, s.backoff_base_s * 2 ** attempt)
-            delay = retry_after if retry_after is not None else backoff * (
+            delay = done.retry_after if done.retry_after is not None else backoff * (
                 0.5 + self._rng.random() / 2)
             await self._sleep(min(delay, s.backoff_max_s))
         raise AssertionError("unreachable")
 
-    async def _attempt(self, request: Prepared, question_id: str,
-                       attempt: int) -> tuple[Reply | None, float, str, float | None]:
-        """One attempt: (the reply, when it started) or (None, start, the status to record,
-        the endpoint's Retry-After). A 401, a refusal and an open breaker raise."""
+    async def _attempt(self, request: Prepared, question_id: str, attempt: int) -> Attempt:
+        """One attempt, under the learned concurrency (``concurrency.py``): the reply, or the
+        status to record and the endpoint's Retry-After. A 401, a refusal and an open breaker
+        raise. What it tells of the endpoint's parallelism goes to the limit."""
         if self._fatal is not None:
             raise self._fatal
-        self.breaker.check()  # fail fast, before waiting for a slot
-        started = time.monotonic()
+        self.breaker.check()  # fail fast, before waiting for a place
+        ticket = await self.limit.acquire()
+        done = Attempt(None, time.monotonic(), "", ticket.limit)
         try:
-            async with self._slots:  # checked again: a 401 may come while waiting
-                if self._fatal is not None:
-                    raise self._fatal
-                self.breaker.check()
-                started = time.monotonic()
-                async with asyncio.timeout(self.settings.timeout_s):  # no extra task
-                    return await self._call(request), started, "", None
-        except EndpointAuthError:
-            raise
+            if self._fatal is not None:  # checked again: a 401 may come while waiting
+                raise self._fatal
+            self.breaker.check()
+            budget = self.budget.of(ticket, len(request.body))
+            async with asyncio.timeout(budget.total_s):  # no extra task
+                done = replace(done, reply=await self._call(request, budget))
         except TimeoutError:
-            return None, started, "timeout", None
+            done = replace(done, status="timeout")
         except openai.APITimeoutError as exc:
-            return None, started, timeout_or_reset(exc), None
-        except _Stall as stall:
-            return None, started, stall.status, None
+            done = replace(done, status=timeout_or_reset(exc))
+        except Stall as stall:
+            done = replace(done, status=stall.status)
         except openai.AuthenticationError:
-            self._record(question_id, attempt, "401", started)
+            self._record(question_id, attempt, replace(done, status="401"))
             self._fatal = EndpointAuthError("the endpoint rejected the API key (401)",
                                             KEY_VAR, f"set a valid key in {KEY_VAR}")
             raise self._fatal from None
         except openai.APIStatusError as exc:
-            status = str(exc.status_code)
+            done = replace(done, status=str(exc.status_code), retry_after=retry_after(exc))
             if exc.status_code < 500 and exc.status_code not in (408, 409, 429):
-                self._record(question_id, attempt, status, started)
+                self._record(question_id, attempt, done)
                 raise self._refused(exc) from None
-            return None, started, status, retry_after(exc)
         except openai.APIConnectionError:
-            return None, started, "connection_error", None
+            done = replace(done, status="connection_error")
+        finally:
+            self._settle(ticket, done)
+        return done
+
+    def _settle(self, ticket: Ticket, done: Attempt) -> None:
+        """What the attempt tells the limit: an answer and its latency, an overload (a
+        timeout, 429, 503), or nothing (the place is simply given back)."""
+        if done.reply is not None:
+            latency = time.monotonic() - done.started
+            self.budget.observe(done.reply.prompt_tokens, done.reply.cached_tokens, latency)
+            self.limit.answered(ticket, latency, done.reply.cached_tokens)
+        elif done.status in OVERLOAD:
+            self.limit.overloaded(ticket, timed_out=done.status in TIMED_OUT)
+        else:
+            self.limit.release(ticket)
 
     def _refused(self, exc: openai.APIStatusError) -> Exception:
         """What a 4xx refusal means: 403/404 and an unsupported response format stop every
@@ -296,24 +288,27 @@ class GovernedClient:
                                cache_hit=True, reported_model=reply.reported_model)
         return _parsed(reply, parse)
 
-    async def _answered(self, reply: Reply, started: float, question_id: str, attempt: int,
+    async def _answered(self, done: Attempt, question_id: str, attempt: int,
                         parse: Callable[[str], Any] | None) -> Reply:
-        latency = (time.monotonic() - started) * 1000
-        # the slot is free: let the question waiting for it send its request before this one
-        # is parsed and stored (a slot idles for none of that work)
+        assert done.reply is not None
+        reply = done.reply
+        latency = (time.monotonic() - done.started) * 1000
+        # the place is free: let the question waiting for it send its request before this
+        # one is parsed and stored (a place idles for none of that work)
         await asyncio.sleep(0)
         self.breaker.success()
-        done = _parsed(replace(reply, latency_ms=latency, cache_hit=False,
-                               attempts=attempt + 1), parse)
+        parsed = _parsed(replace(reply, latency_ms=latency, cache_hit=False,
+                                 attempts=attempt + 1), parse)
         self.store.record_call(self.fingerprint, question_id, attempt,
-                               "ok" if done.error is None else "invalid_output", latency,
+                               "ok" if parsed.error is None else "invalid_output", latency,
                                reply.prompt_tokens, reply.completion_tokens, False,
-                               reply.reported_model, reply.cached_tokens)
-        return done
+                               reply.reported_model, reply.cached_tokens, done.limit)
+        return parsed
 
-    def _record(self, question_id: str, attempt: int, status: str, started: float) -> None:
-        self.store.record_call(self.fingerprint, question_id, attempt, status,
-                               (time.monotonic() - started) * 1000)
+    def _record(self, question_id: str, attempt: int, done: Attempt) -> None:
+        self.store.record_call(self.fingerprint, question_id, attempt, done.status,
+                               (time.monotonic() - done.started) * 1000,
+                               concurrency=done.limit)
 
     def _post(self, request: Prepared, stream: bool) -> Any:
         """POST /chat/completions through the client's own request path (base URL, key, headers,
@@ -332,57 +327,26 @@ class GovernedClient:
                                  options={"headers": {"Content-Type": "application/json"}},
                                  stream=stream, stream_cls=AsyncStream[ChatCompletionChunk])
 
-    async def _call(self, request: Prepared) -> Reply:
+    async def _call(self, request: Prepared, budget: Budget) -> Reply:
         """Where the endpoint's text enters: the answer (a streamed one once assembled, so a
         secret split across chunks is found whole), the reported model and an API error (a
         4xx/5xx body, an error event of a stream) are redacted here."""
         try:
             if not self.settings.stream:
-                reply = _reply_of(await self._post(request, stream=False))
+                reply = reply_of(await self._post(request, stream=False))
             else:
-                reply = await self._stream(request)
+                reply = await self._stream(request, budget)
         except openai.APIError as exc:
             self.redact.exception(exc)  # in place: the same error, its texts redacted
             raise
         return _redacted(reply, self.redact)
 
-    async def _stream(self, request: Prepared) -> Reply:
+    async def _stream(self, request: Prepared, budget: Budget) -> Reply:
         started = time.monotonic()
         try:
-            async with asyncio.timeout(self.settings.ttft_timeout_s):
+            async with asyncio.timeout(budget.first_token_s):
                 stream = await self._post(request, stream=True)
         except TimeoutError:
-            raise _Stall("ttft_timeout") from None
-        return await read_stream(stream, self.settings, started)
-
-
-async def read_stream(stream: Any, s: OpenAIJudgeConfig, started: float) -> Reply:
-    """A streamed answer assembled, under the time-to-first-token (from ``started``) and
-    inter-token timeouts (``_Stall`` when one passes); the stream is closed either way."""
-    pieces: list[str] = []
-    usage, model, first = None, None, True
-    iterator = stream.__aiter__()
-    try:
-        while True:
-            wait = (max(0.0, s.ttft_timeout_s - (time.monotonic() - started)) if first
-                    else s.inter_token_timeout_s)
-            try:
-                async with asyncio.timeout(wait):
-                    chunk = await iterator.__anext__()
-            except StopAsyncIteration:
-                break
-            except TimeoutError:
-                raise _Stall("ttft_timeout" if first else "inter_token_timeout") from None
-            first = False
-            model = chunk.model or model
-            if chunk.usage is not None:
-                usage = chunk.usage
-            for choice in chunk.choices:
-                if choice.delta and choice.delta.content:
-                    pieces.append(choice.delta.content)
-    finally:
-        await stream.close()
-    details = getattr(usage, "prompt_tokens_details", None) if usage else None
-    return Reply("".join(pieces), usage.prompt_tokens if usage else 0,
-                 usage.completion_tokens if usage else 0, model,
-                 cached_tokens=int(getattr(details, "cached_tokens", 0) or 0))
+            raise Stall("ttft_timeout") from None
+        return await read_stream(stream, started, budget.first_token_s,
+                                 self.settings.inter_token_timeout_s)

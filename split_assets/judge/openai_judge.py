@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from pydantic import ValidationError
+from pydantic import ValidationError, model_validator
 
 from split_assets.config import DiagConfig, OpenAIJudgeConfig
 from split_assets.data.signals import SignalStore
@@ -35,6 +35,25 @@ REPAIR = ("That answer is not a valid diagnosis: {error}. Answer again with ONE 
           "only, exactly in the schema of the system message.")
 
 
+class JudgedDiagnosis(Diagnosis):
+    """A model's diagnosis: the schema (``schema.py``) and the rules the prompts state, which
+    a model can break and the schema sent in ``json_schema`` mode does not express (strict
+    mode wants a plain object at the root, not an ``anyOf``): a lapse (T1) has no evolution
+    target, a defect (T2) has exactly one, and an ambiguous item is a lapse. Kept here, in
+    the openai judge's own fingerprint: the rules judge never emits such a verdict."""
+
+    @model_validator(mode="after")
+    def _prompt_rules(self) -> JudgedDiagnosis:
+        if self.tier == "T1" and self.evolution_target is not None:
+            raise ValueError("a T1 (lapse) has no evolution_target: give null")
+        if self.tier == "T2" and self.evolution_target is None:
+            raise ValueError("a T2 (defect) names one evolution_target (skill:, prompt: or "
+                             "tool:)")
+        if self.cause_category == "ambiguous_item" and self.tier != "T1":
+            raise ValueError("an ambiguous_item is a T1 (lapse)")
+        return self
+
+
 def parse_diagnosis(text: str) -> Diagnosis:
     """The diagnosis in a model's answer (code fences and surrounding prose tolerated)."""
     body = _FENCE.sub("", text.strip())
@@ -46,7 +65,7 @@ def parse_diagnosis(text: str) -> Diagnosis:
     except orjson.JSONDecodeError as exc:
         raise ValueError(f"invalid JSON ({exc.msg})") from None
     try:
-        return Diagnosis.model_validate(data)
+        return JudgedDiagnosis.model_validate(data)
     except ValidationError as exc:
         problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'object'}: {e['msg']}"
                              for e in exc.errors()[:4])
@@ -151,7 +170,12 @@ class OpenAIJudge:
         """Open the governed client (inside the event loop that will diagnose)."""
         self._templates = templates
         self._client = GovernedClient(self.diag.openai, self.diag.model, store, fingerprint,
-                                      concurrency=self.diag.concurrency)
+                                      concurrency=self.diag.concurrency,
+                                      start=self.diag.start_concurrency)
+
+    def concurrency_history(self) -> list[tuple[float, int]]:
+        """The learned concurrency limit over this pass: (seconds, limit) at each change."""
+        return list(self._client.limit.history) if self._client is not None else []
 
     async def aclose(self) -> None:
         if self._client is not None:

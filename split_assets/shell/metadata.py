@@ -164,7 +164,20 @@ def _call_metadata(report: DiagnosisReport, telemetry: dict[str, Any]) -> dict[s
         # answers that failed validation, each followed by one repair call
         "repairs": telemetry["call_statuses"].get("invalid_output", 0),
         "latency_by_status": MetadataValue.json(telemetry["latency"]),
+        **_concurrency_metadata(report.concurrency),
     }
+
+
+def _concurrency_metadata(history: list[tuple[float, int]]) -> dict[str, Any]:
+    """The judge's learned concurrency: where it ended (plotted across runs), its most, and
+    its changes over the run (at most 12 rows: the first, the last, evenly between)."""
+    if not history:
+        return {}
+    step = max(1, len(history) // 10)
+    shown = history[:-1:step] + history[-1:]
+    return {"concurrency": history[-1][1], "concurrency_max": max(n for _, n in history),
+            "concurrency_over_run": table([("seconds", "float"), ("limit", "int")],
+                                          [[float(t), n] for t, n in shown])}
 
 
 def selection_metadata(problem: SplitProblem, selection: Selection) -> dict[str, Any]:

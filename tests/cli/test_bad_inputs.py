@@ -772,10 +772,20 @@ def _environment(dagster_home: Path) -> dict[str, str]:
     dagster_home.mkdir(exist_ok=True)
     (dagster_home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n",
                                                encoding="utf-8")
-    env = {k: v for k, v in os.environ.items()
+    env = {k: v for k, v in _environ_snapshot().items()
            if not k.startswith(("OPENAI_", "SPLIT_ASSETS_")) and k != "DAGSTER_HOME"}
     env["DAGSTER_HOME"] = str(dagster_home)
     return env
+
+
+def _environ_snapshot() -> dict[str, str]:
+    """``os.environ`` copied from a worker thread while pytest's main thread may set or
+    delete PYTEST_CURRENT_TEST: a key gone between listing and reading is read again."""
+    while True:
+        try:
+            return dict(os.environ)
+        except KeyError:
+            continue
 
 
 def run_case(case_: Case, root: Path, template: Path, frozen: Frozen | None,

@@ -54,9 +54,10 @@ def test_a_store_of_the_first_release_is_migrated_in_place(tmp_path: Path) -> No
     assert conn.execute(select).fetchall() == before  # every row and value kept
     assert "updated_at" in {r[1] for r in conn.execute("PRAGMA table_info(signals)")}
     assert conn.execute("SELECT * FROM llm_cache").fetchall() == cache
-    # every call kept; cached_tokens (schema 4) added, 0 for calls made before it existed
+    # every call kept; cached_tokens (schema 4) and concurrency (schema 6) added, 0 for calls
+    # made before they existed
     assert conn.execute("SELECT * FROM llm_calls ORDER BY rowid").fetchall() == [
-        (*c, 0) for c in calls]
+        (*c, 0, 0) for c in calls]
     assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     conn.close()
     with SignalStore(db) as store:  # opening a migrated store again changes nothing
@@ -256,6 +257,23 @@ def test_a_postgres_store_of_a_newer_release_is_refused(pg_url: str) -> None:
         conn.execute("UPDATE split_assets_schema SET version = %s", (SCHEMA_VERSION + 1,))
     with pytest.raises(UserError, match="schema version"):
         open_store(pg_url)
+
+
+def test_a_postgres_store_of_schema_5_gains_the_concurrency_column(pg_url: str) -> None:
+    import psycopg
+
+    with open_store(pg_url) as store:
+        store.record_call("fp-x", "q1", 0, "ok", 10.0)
+    with psycopg.connect(pg_url, autocommit=True) as conn:  # as the previous release left it
+        conn.execute("ALTER TABLE llm_calls DROP COLUMN concurrency")
+        conn.execute("UPDATE split_assets_schema SET version = 5")
+    with open_store(pg_url) as store:
+        assert store.schema_version == SCHEMA_VERSION
+        store.record_call("fp-x", "q2", 0, "ok", 10.0, concurrency=3)
+        store.flush()
+    with psycopg.connect(pg_url) as conn:
+        assert conn.execute("SELECT question_id, concurrency FROM llm_calls ORDER BY id"
+                            ).fetchall() == [("q1", 0), ("q2", 3)]
 
 
 def test_a_postgres_url_with_a_password_is_refused_without_repeating_it() -> None:

@@ -459,7 +459,7 @@ DEMO_POOLS_SHA256 = "d9bce284d89d65138747e48e2cf0505291ae2925f4006aa5da7d341e196
 # the manifest's config snapshot lists every key: diag.shards (issue 15) added "shards": 1;
 # the traces the judge read joined input_digests (issue 21): "traces" (the split is unchanged);
 # evaluation.feedback_budget (issue 24) added "feedback_budget": 100
-DEMO_MANIFEST_SHA256 = "5e1dcc3adf74a6fc8e58fff1aba18e53eb5431cbc64f855603413cf59595bd87"
+DEMO_MANIFEST_SHA256 = "f857e8b6342b06033854994fc40f97ad4bbbe9fa6936ada0112085a7c68c32a3"
 
 
 def test_demo_outputs_pinned(full: tuple[WorkspaceSummary, float], tmp_path: Path,

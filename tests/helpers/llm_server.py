@@ -46,11 +46,18 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+try:
+    from helpers.slots import SlotModel, common_prefix
+except ImportError:  # run as a script (python tests/helpers/llm_server.py): its own folder
+    from slots import SlotModel, common_prefix  # type: ignore[no-redef]
+
 KINDS = frozenset(
     {"ok", "status", "reset", "stall_first", "stall_mid", "invalid_json", "schema_invalid", "text",
      "stream_error"}
 )
 ECHO_STYLES = frozenset({"plain", "json", "unicode"})
+SCHEMA_MODES = frozenset({"enforce", "ignore", "refuse"})  # what json_schema does here
+INSTRUCTION = "Reply with exactly this JSON:"  # an unconstrained model follows it
 _ECHO = "@@ECHO@@"  # where the echoed value goes in a JSON text (json.dumps keeps it as it is)
 INVALID_JSON_CONTENT = "I think the answer is T2 because"
 SCHEMA_INVALID_CONTENT = '{"tier": "T9", "confidence": 3}'
@@ -130,6 +137,21 @@ def last_user_text(body: dict) -> str:
     return ""
 
 
+def prompt_text(body: dict) -> str:
+    """Every message's text, in order: the prompt a slot caches."""
+    return "\n".join(message_text(m.get("content")) for m in body.get("messages") or []
+                     if isinstance(m, dict))
+
+
+def instructed_reply(body: dict) -> str | None:
+    """What the last user message tells the model to answer word for word (after
+    ``INSTRUCTION``), if anything: a model follows it unless a grammar (an enforced
+    ``json_schema``) keeps it to the schema -- how ``judge probe`` tells the two apart."""
+    text = last_user_text(body)
+    at = text.find(INSTRUCTION)
+    return text[at + len(INSTRUCTION):].strip() if at >= 0 else None
+
+
 def default_diagnosis(body: dict) -> dict:
     """The valid diagnosis for a request. It depends only on the last user message's text."""
     digest = hashlib.sha256(last_user_text(body).encode("utf-8")).digest()
@@ -201,20 +223,6 @@ CACHE_BLOCK_TOKENS = 64  # providers cache prompt prefixes in blocks (e.g. vLLM 
 PROMPT_MEMORY = 8  # earlier prompts the prefix cache compares with (the first ones seen)
 
 
-def _common_prefix(a: str, b: str) -> int:
-    n = min(len(a), len(b))
-    if a[:n] == b[:n]:
-        return n
-    lo, hi = 0, n  # binary search on equal prefixes: C-speed slices, not a Python loop
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if a[:mid] == b[:mid]:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
-
-
 def _error_body(status: int, message: str | None = None) -> dict:
     """An OpenAI-style error body."""
     if status == 401:
@@ -280,9 +288,15 @@ class FakeLLM:
         model_reported: str = "fake-model-1",
         host: str = "127.0.0.1",
         port: int = 0,
+        slots: SlotModel | None = None,
+        schema_mode: str = "enforce",
     ) -> None:
+        if schema_mode not in SCHEMA_MODES:
+            raise ValueError(f"schema_mode {schema_mode!r}: one of {sorted(SCHEMA_MODES)}")
         self.responder = responder
         self.latency_s = latency_s
+        self.slots = slots  # None: every request served at once after latency_s
+        self.schema_mode = schema_mode
         self.model_reported = model_reported
         self.host = host
         self.port = port
@@ -371,6 +385,8 @@ class FakeLLM:
         loop = asyncio.get_running_loop()
         self._loop = loop
         self._stop_event = asyncio.Event()
+        if self.slots is not None:
+            self.slots.start()
         server = await asyncio.start_server(
             self._handle, self.host, self.port, limit=_MAX_HEADER_BYTES, backlog=1024
         )
@@ -554,12 +570,18 @@ class FakeLLM:
                 return await self._send_json(writer, 401, payload, keep_alive)
             return await self._send_error(writer, 401, keep_alive, message)
 
+        mode = (body.get("response_format") or {}).get("type")
+        if mode == "json_schema" and self.schema_mode == "refuse":
+            self._admit(body, 400)
+            return await self._send_error(writer, 400, keep_alive, "response_format type "
+                                          "json_schema is not supported by this server")
         index, action = self._admit(body)
         assert action is not None
         if action.kind == "reset":
             writer.transport.abort()
             return False
-        await self._sleep(self.latency_s)
+        if self.slots is None:
+            await self._sleep(self.latency_s)
         # the header's text as the client sent it (UTF-8; the head is read as latin-1)
         echo = request.headers.get(action.echo_header, "").encode("latin-1").decode(
             "utf-8", "replace") if action.echo else None
@@ -574,6 +596,13 @@ class FakeLLM:
                                          echo=echo, style=action.echo)
 
         content = self._content_for(action, body, echo)
+        instructed = instructed_reply(body)
+        if instructed is not None and action.kind == "ok" and action.content is None and not (
+                mode == "json_schema" and self.schema_mode == "enforce"):
+            content = instructed  # an unconstrained model does as it is told
+        if self.slots is not None:  # queued for a slot, then the request's cost in it
+            cached = await self.slots.serve(prompt_text(body), len(content))
+            body = {**body, "_slot_cached_tokens": cached}
         if body.get("stream"):
             return await self._send_stream(writer, body, index, action, content, keep_alive,
                                            echo)
@@ -616,7 +645,7 @@ class FakeLLM:
             if isinstance(m, dict)
         )
         with self._lock:
-            shared = max((_common_prefix(text, seen) for seen in self._prompts), default=0)
+            shared = max((common_prefix(text, seen) for seen in self._prompts), default=0)
             if len(self._prompts) < PROMPT_MEMORY:
                 self._prompts.append(text)
         prompt_chars = sum(
@@ -626,6 +655,8 @@ class FakeLLM:
         )
         prompt, completion = prompt_chars // 4, len(content) // 4
         cached = min(prompt, shared // 4 // CACHE_BLOCK_TOKENS * CACHE_BLOCK_TOKENS)
+        if "_slot_cached_tokens" in body:  # slot mode: what the request's slot had cached
+            cached = min(prompt, body["_slot_cached_tokens"])
         return {
             "prompt_tokens": prompt,
             "completion_tokens": completion,
@@ -801,9 +832,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--latency", type=float, default=0.0, help="seconds per request")
     parser.add_argument("--model", default="fake-model-1", help="model name reported")
+    parser.add_argument("--slots", type=int, help="serve N requests at once, queue the rest "
+                                                  "(a self-hosted server; --latency is then "
+                                                  "each request's fixed part)")
+    parser.add_argument("--prompt-s-per-token", type=float, default=0.0,
+                        help="with --slots: seconds per prompt token its slot has not cached")
+    parser.add_argument("--output-s-per-token", type=float, default=0.0,
+                        help="with --slots: seconds per output token")
+    parser.add_argument("--jitter", type=float, default=0.0,
+                        help="with --slots: a uniform random extra in [0, JITTER) seconds")
+    parser.add_argument("--schema-mode", default="enforce", choices=sorted(SCHEMA_MODES))
     args = parser.parse_args(argv)
+    slots = None
+    if args.slots:
+        slots = SlotModel(args.slots, args.latency, args.prompt_s_per_token,
+                          args.output_s_per_token, args.jitter)
     server = FakeLLM(
-        latency_s=args.latency, model_reported=args.model, host=args.host, port=args.port
+        latency_s=args.latency, model_reported=args.model, host=args.host, port=args.port,
+        slots=slots, schema_mode=args.schema_mode,
     )
 
     def ready() -> None:

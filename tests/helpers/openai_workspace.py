@@ -32,7 +32,9 @@ def openai_config(small_workspace: Path, server: FakeLLM,
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-secret-123")
     return edit_config(small_workspace, diag={
         "judge": "openai", "model": "fake-model", "concurrency": 1,
-        "openai": {"backoff_base_s": 0.01, "backoff_max_s": 0.5, "max_retries": 3,
+        # the configured time budgets as they are (adaptive: tests/judge/test_local_servers.py)
+        "openai": {"adaptive": False, "backoff_base_s": 0.01, "backoff_max_s": 0.5,
+                   "max_retries": 3,
                    "breaker_threshold": 4, "ttft_timeout_s": 0.5, "inter_token_timeout_s": 0.5,
                    "timeout_s": 5.0}})
 

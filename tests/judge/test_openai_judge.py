@@ -79,8 +79,8 @@ def test_server_error_and_reset_are_retried(openai_config: Path, server: FakeLLM
 ])
 def test_streaming_stalls_time_out_and_retry(openai_config: Path, server: FakeLLM,
                                              action: Action, status: str) -> None:
-    edit_config(openai_config, diag={"openai": {"stream": True, "backoff_base_s": 0.01,
-                                                "ttft_timeout_s": 0.5,
+    edit_config(openai_config, diag={"openai": {"stream": True, "adaptive": False,
+                                                "backoff_base_s": 0.01, "ttft_timeout_s": 0.5,
                                                 "inter_token_timeout_s": 0.5}})
     server.script(action)
     report, rows, n_wrong = run_diagnosis(openai_config)
@@ -130,6 +130,34 @@ def test_schema_invalid_twice_is_degraded_retried_in_the_run_then_next_run(
     report, rows, _ = run_diagnosis(openai_config)
     assert report.diagnosed == 1 and report.calls == 1 and report.cache_hits == 0
     assert not any(r.degraded for r in rows)
+
+
+T1_WITH_TARGET = ('{"tier": "T1", "error_type": "retrieval", "cause_category": '
+                  '"missed_evidence", "evolution_target": "skill:counting", "rationale": '
+                  '"A slip on reachable evidence.", "confidence": 0.7}')
+
+
+@pytest.mark.parametrize("repaired", [True, False])
+def test_a_t1_with_an_evolution_target_is_repaired_or_degraded_never_stored_valid(
+        openai_config: Path, server: FakeLLM, repaired: bool) -> None:
+    """The prompts say a lapse (T1) has no evolution target; a model that gives one anyway
+    gets the repair call naming the rule, and is degraded if it insists."""
+    first_prompt: list[str] = []
+
+    def t1_with_a_target(body: dict, index: int) -> Action | None:
+        prompt = body["messages"][1]["content"]
+        first_prompt[:] = first_prompt or [prompt]
+        if prompt != first_prompt[0] or (repaired and len(body["messages"]) > 2):
+            return None  # the others, and (repaired) the answer to the repair call
+        return Action("text", content=T1_WITH_TARGET)
+
+    server.responder = t1_with_a_target
+    report, rows, n_wrong = run_diagnosis(openai_config)
+    repairs = [b["messages"] for b in server.requests if len(b["messages"]) > 2]
+    assert repairs and "a T1 (lapse) has no evolution_target" in repairs[0][-1]["content"]
+    assert len(rows) == n_wrong
+    assert not any(r.tier == "T1" and r.evolution_target for r in rows)
+    assert sum(r.degraded for r in rows) == (0 if repaired else 1)
 
 
 def test_401_fails_at_once_naming_the_variable_not_the_key(openai_config: Path,

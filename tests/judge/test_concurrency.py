@@ -1,0 +1,119 @@
+"""The learned concurrency (``judge/concurrency.py``) against simulated servers in one event
+loop: N slots, the rest queued first come first served, a cold first answer per slot, a hosted
+API's varying latency. What is asserted is where the limit settles, and the time budgets."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from dataclasses import dataclass, field
+
+import pytest
+
+from split_assets.config import OpenAIJudgeConfig
+from split_assets.judge.budget import TimeBudget
+from split_assets.judge.concurrency import START, AdaptiveLimit, Ticket
+
+
+@dataclass
+class SlotServer:
+    """``slots`` served at once; a request takes ``service_s`` (+ ``cold_s`` the first time a
+    slot serves, + a uniform ``[0, jitter_s)``)."""
+
+    slots: int
+    service_s: float
+    cold_s: float = 0.0
+    jitter_s: float = 0.0
+    max_waiting: int = 0
+    served: int = 0
+    _warm: int = 0
+    _rng: random.Random = field(default_factory=lambda: random.Random(7))
+
+    async def run(self, limit: AdaptiveLimit, requests: int, workers: int = 128) -> None:
+        gate = asyncio.Semaphore(self.slots)
+        left = [requests]
+        waiting = [0]
+
+        async def serve() -> tuple[float, int]:
+            waiting[0] += 1
+            self.max_waiting = max(self.max_waiting, waiting[0] - self.slots)
+            async with gate:
+                waiting[0] -= 1
+                cold = self._warm < self.slots
+                self._warm += 1
+                await asyncio.sleep(self.service_s + (self.cold_s if cold else 0.0)
+                                    + self.jitter_s * self._rng.random())
+                self.served += 1
+                return 0 if cold else 100
+
+        async def worker() -> None:
+            while left[0] > 0:
+                left[0] -= 1
+                ticket = await limit.acquire()
+                started = time.monotonic()
+                cached = await serve()
+                limit.answered(ticket, time.monotonic() - started, cached)
+
+        await asyncio.gather(*(worker() for _ in range(workers)))
+
+
+def _settle(server: SlotServer, requests: int, ceiling: int = 64) -> AdaptiveLimit:
+    limit = AdaptiveLimit(ceiling)
+    asyncio.run(server.run(limit, requests))
+    assert server.served == requests
+    return limit
+
+
+def test_a_one_slot_server_gets_one_request_at_a_time() -> None:
+    server = SlotServer(1, 0.02, cold_s=0.03)
+    limit = _settle(server, 60)
+    assert limit.limit == 1 and limit.history[0] == (0.0, START)
+
+
+@pytest.mark.parametrize("slots", [4, 16])
+def test_a_local_server_gets_as_many_as_it_has_slots(slots: int) -> None:
+    limit = _settle(SlotServer(slots, 0.03, cold_s=0.04), 40 * slots)
+    assert slots - 1 <= limit.limit <= slots + max(1, slots // 4)
+
+
+def test_a_hosted_api_with_varying_latency_is_not_throttled() -> None:
+    """32 slots, 40 to 160 ms: the limit climbs to the slots (not held down by the spread)."""
+    limit = _settle(SlotServer(32, 0.04, jitter_s=0.12), 1200)
+    assert limit.limit >= 28
+
+
+def test_an_endpoint_without_queueing_is_filled_up_to_the_ceiling() -> None:
+    limit = _settle(SlotServer(1000, 0.02), 400, ceiling=32)
+    assert limit.limit == 32 and [n for _, n in limit.history] == [8, 32]
+
+
+def test_a_timeout_halves_once_per_round_trip_and_holds_the_place() -> None:
+    async def scenario() -> tuple[int, int, int]:
+        limit = AdaptiveLimit(64)
+        limit.evidence.base.append((0.05, None))  # a no-load latency is known: 50 ms
+        tickets = [await limit.acquire() for _ in range(8)]
+        limit.overloaded(tickets[0], timed_out=True)
+        limit.overloaded(tickets[1], timed_out=True)  # the same burst: no second halving
+        after_cut, in_flight = limit.limit, limit.in_flight
+        await asyncio.sleep(0.08)  # the timed-out requests' places are given back
+        return after_cut, in_flight, limit.in_flight
+
+    after_cut, in_flight, later = asyncio.run(scenario())
+    assert after_cut == 4 and in_flight == 8 and later == 6
+
+
+def test_a_cold_first_call_is_given_the_prompt_s_time_then_the_queue_s() -> None:
+    settings = OpenAIJudgeConfig(timeout_s=2.0, ttft_timeout_s=1.0, timeout_max_s=600.0)
+    limit = AdaptiveLimit(64)
+    first = Ticket(level=1, sent=0.0, limit=8, wave=1)
+    assert TimeBudget(settings, limit, []).of(first, 40_000).total_s == 600.0  # nothing known
+    # earlier runs processed 500 prompt tokens a second: 10,000 tokens take 20 s, x3
+    budget = TimeBudget(settings, limit, [800.0, 500.0]).of(first, 40_000)
+    assert budget.total_s == budget.first_token_s == pytest.approx(60.0)
+    limit.evidence.base.append((0.5, None))  # then the measured no-load latency, times the queue
+    eighth = Ticket(level=8, sent=0.0, limit=8, wave=1)
+    assert TimeBudget(settings, limit, []).of(eighth, 40_000).total_s == pytest.approx(12.0)
+    assert TimeBudget(settings, limit, []).of(first, 40_000).total_s == 2.0  # the floor
+    off = OpenAIJudgeConfig(timeout_s=2.0, ttft_timeout_s=1.0, adaptive=False)
+    assert TimeBudget(off, limit, []).of(eighth, 40_000).total_s == 2.0

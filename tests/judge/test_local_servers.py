@@ -1,0 +1,84 @@
+"""The openai judge against servers people run themselves: the test server in slot mode
+(``helpers/slots.py``: N requests served at once, the rest queued, a per-slot prefix cache, a
+request whose client gave up keeping its slot), counted in calls and statuses, not timed."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from conftest import edit_config
+from helpers.llm_server import FakeLLM
+from helpers.slots import SlotModel
+
+from split_assets.diagnosis.plan import plan_diagnosis, wrong_to_diagnose
+from split_assets.diagnosis.report import DiagnosisReport
+from split_assets.diagnosis.runner import diagnose
+from split_assets.errors import RunFailure
+from split_assets.session import Session
+
+QUESTIONS = 40
+# one slot; 0.25 s a request plus its prompt tokens the slot has not cached (a cold prompt
+# of ~2,500 tokens costs another 0.25 s, a warm one -- its own part -- a few hundredths)
+ONE_SLOT = {"base_s": 0.25, "prompt_s_per_token": 1e-4}
+
+
+@pytest.fixture
+def one_slot(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeLLM]:
+    with FakeLLM(slots=SlotModel(1, **ONE_SLOT)) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-local")
+        yield server
+
+
+def _diagnose_40(config: Path) -> tuple[DiagnosisReport | RunFailure, Counter[str]]:
+    """Diagnose 40 wrong answers; the report (or the failure that stopped the run) and the
+    call statuses."""
+    s = Session.open(config)
+    wrong = wrong_to_diagnose(s.inputs.predictions)[:QUESTIONS]
+    assert len(wrong) == QUESTIONS
+    with s.partition.store() as store:
+        try:
+            report: DiagnosisReport | RunFailure = diagnose(
+                s.judge, s.inputs, s.partition, plan_diagnosis(wrong, set(), frozenset()),
+                store)
+        except RunFailure as failure:  # e.g. the breaker opened
+            report = failure
+        store.flush()
+        calls = store._x("SELECT status FROM llm_calls").fetchall()
+    return report, Counter(status for (status,) in calls)
+
+
+def _judge_config(workspace: Path, **openai: object) -> Path:
+    return edit_config(workspace, diag={"judge": "openai", "model": "local-model",
+                                        "openai": {"timeout_s": 2.0, **openai}})
+
+
+def test_a_one_slot_server_at_the_defaults_gets_one_request_at_a_time(
+        small_workspace: Path, one_slot: FakeLLM) -> None:
+    report, statuses = _diagnose_40(_judge_config(small_workspace))
+    assert isinstance(report, DiagnosisReport), report
+    assert statuses["timeout"] == 0 and report.diagnosed == QUESTIONS
+    repairs = statuses["invalid_output"]
+    assert report.calls == len(one_slot.requests) == QUESTIONS + repairs
+    assert report.concurrency[-1][1] == 1  # learned: one at a time
+    # the first wave (8, sent before anything was known, each with the longest time budget)
+    # queued for the slot, and the replacements of its first answers; nothing after
+    assert one_slot.slots is not None and one_slot.slots.max_waiting <= 9
+    sent_at = [n for _, n in report.concurrency]
+    assert sent_at[0] == 8 and 1 in sent_at
+
+
+def test_the_old_fixed_concurrency_times_out_on_a_one_slot_server(
+        small_workspace: Path, one_slot: FakeLLM) -> None:
+    """What adaptation solves: eight requests in flight queue for the one slot, the last
+    ones pass 2 s and are sent again while the server works on requests nobody waits for
+    any more -- until ten failures in a row open the breaker, or the run ends having paid
+    for answers it threw away."""
+    config = _judge_config(small_workspace, adaptive=False)
+    edit_config(config, diag={"concurrency": 8})
+    report, statuses = _diagnose_40(config)
+    assert statuses["timeout"] >= 5
+    assert isinstance(report, RunFailure) or len(one_slot.requests) > QUESTIONS + 5
