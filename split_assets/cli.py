@@ -367,6 +367,10 @@ def _dispatch(args: argparse.Namespace) -> int:
         return signals_copy(args.to, args.config)
     if args.command == "workspace":
         return workspace(args)
+    if args.command == "judge":
+        from split_assets import cli_judge
+
+        return cli_judge.dispatch(args)
     if args.command in ("compare", "ledger", "feedback"):
         from split_assets import cli_evaluation
 

@@ -88,6 +88,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_review_parsers(sub, config_help)
     _add_run_data_parsers(sub, config_help)
     _add_evaluation_parsers(sub, config_help)
+    _add_judge_parsers(sub, config_help)
     return parser
 
 
@@ -196,6 +197,22 @@ def _add_evaluation_parsers(sub: argparse._SubParsersAction, config_help: str) -
     p.add_argument("--candidate", required=True, help="the run id of the candidate")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.add_argument("--config", type=Path, help=config_help)
+
+
+def _add_judge_parsers(sub: argparse._SubParsersAction, config_help: str) -> None:
+    """judge probe."""
+    p = sub.add_parser("judge", help="the openai judge's endpoint")
+    actions = p.add_subparsers(dest="action", required=True, metavar="ACTION")
+    k = actions.add_parser("probe", help="a few calls with the real prompt of one case: the "
+                                         "model, response formats, prefix cache, latency, "
+                                         "parallelism, and the settings they suggest")
+    k.add_argument("--config", type=Path, help=config_help)
+    k.add_argument("--write", action="store_true",
+                   help="write the suggested settings into the config (a new response "
+                        "format moves the fingerprint)")
+    k.add_argument("--max-parallel", type=int, metavar="N",
+                   help="probe parallelism up to N requests at once (default: "
+                        "diag.concurrency, at most 32; each probe sends 2N+ calls)")
 
 
 def _role_arg(parser: argparse.ArgumentParser) -> None:
