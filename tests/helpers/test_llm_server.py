@@ -259,3 +259,48 @@ def test_main_mode_serves_until_terminated() -> None:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def test_slot_mode_queues_beyond_the_slots_keeps_an_abandoned_request_and_caches_per_slot(
+        ) -> None:
+    """Two slots: four requests at once are served two by two; a request whose client gave up
+    keeps its slot until done, so the next one waits; a slot reports the prompt it cached."""
+    from helpers.slots import SlotModel
+
+    slots = SlotModel(2, 0.3)
+    with FakeLLM(slots=slots) as srv:
+
+        async def run() -> tuple[list[int], bool]:
+            async with _client(srv) as client:
+                replies = await asyncio.gather(*(_call(client) for _ in range(4)))
+                cached = [r.usage.prompt_tokens_details.cached_tokens for r in replies]
+            async with _client(srv, timeout=0.1) as impatient:  # gives up on both slots
+                gave_up = await asyncio.gather(_call(impatient), _call(impatient),
+                                               return_exceptions=True)
+            async with _client(srv) as client:
+                await _call(client)  # waits for a slot the abandoned requests still hold
+            return cached, all(isinstance(e, openai.APITimeoutError) for e in gave_up)
+
+        cached, abandoned = asyncio.run(run())
+    assert slots.max_active == 2 and slots.served == 7 and abandoned
+    assert slots.max_waiting >= 2  # the third and fourth of the first four, and the last
+    assert sorted(cached)[:2] == [0, 0] and min(sorted(cached)[2:]) > 0  # cold, then warm
+
+
+def test_schema_modes_follow_or_refuse_an_instruction() -> None:
+    instructed = [{"role": "user", "content": 'Reply with exactly this JSON: {"tier": "T9"}'}]
+    schema = {"type": "json_schema", "json_schema": {"name": "d", "schema": {}}}
+
+    async def ask(srv: FakeLLM, **kwargs: object) -> str:
+        async with _client(srv) as client:
+            reply = await client.chat.completions.create(model="m", messages=instructed,
+                                                         **kwargs)
+            return reply.choices[0].message.content
+
+    with FakeLLM(schema_mode="enforce") as srv:
+        assert json.loads(asyncio.run(ask(srv, response_format=schema)))["tier"] in ("T1", "T2")
+        assert asyncio.run(ask(srv)) == '{"tier": "T9"}'  # unconstrained: it does as told
+    with FakeLLM(schema_mode="ignore") as srv:
+        assert asyncio.run(ask(srv, response_format=schema)) == '{"tier": "T9"}'
+    with FakeLLM(schema_mode="refuse") as srv, pytest.raises(openai.BadRequestError):
+        asyncio.run(ask(srv, response_format=schema))

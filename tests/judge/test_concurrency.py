@@ -79,7 +79,7 @@ def test_a_local_server_gets_as_many_as_it_has_slots(slots: int) -> None:
 
 def test_a_hosted_api_with_varying_latency_is_not_throttled() -> None:
     """32 slots, 40 to 160 ms: the limit climbs to the slots (not held down by the spread)."""
-    limit = _settle(SlotServer(32, 0.04, jitter_s=0.12), 1200)
+    limit = _settle(SlotServer(32, 0.04, jitter_s=0.12), 800)
     assert limit.limit >= 28
 
 

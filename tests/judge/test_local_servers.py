@@ -4,6 +4,7 @@ request whose client gave up keeping its slot), counted in calls and statuses, n
 
 from __future__ import annotations
 
+import sqlite3
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -82,3 +83,25 @@ def test_the_old_fixed_concurrency_times_out_on_a_one_slot_server(
     report, statuses = _diagnose_40(config)
     assert statuses["timeout"] >= 5
     assert isinstance(report, RunFailure) or len(one_slot.requests) > QUESTIONS + 5
+
+
+def test_the_learned_concurrency_is_in_the_telemetry_and_the_metadata(
+        small_workspace: Path, run_cli, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: ANN001
+    """A whole run against a two-slot server: every call's limit in llm_calls, and
+    diagnosis_signals shows where the limit ended, its most and its changes."""
+    from dagster import AssetKey, DagsterInstance
+
+    with FakeLLM(slots=SlotModel(2, 0.05, prompt_s_per_token=1e-5)) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-local")
+        code, _, err = run_cli("run", "--config", str(_judge_config(small_workspace)))
+    assert code == 0, err
+    with sqlite3.connect(small_workspace.parent / "signals.db") as conn:
+        limits = [n for (n,) in conn.execute("SELECT concurrency FROM llm_calls ORDER BY rowid")]
+    assert limits[0] == 8 and min(limits) >= 1 and limits[-1] <= 3
+    meta = DagsterInstance.get().get_latest_materialization_event(
+        AssetKey("diagnosis_signals")).asset_materialization.metadata
+    assert meta["concurrency"].value in (2, 3) and meta["concurrency_max"].value >= 8
+    rows = meta["concurrency_over_run"].value.records
+    assert rows[0].data == {"seconds": 0.0, "limit": 8}
+    assert rows[-1].data["limit"] == meta["concurrency"].value

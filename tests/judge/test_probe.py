@@ -25,10 +25,10 @@ def judge_config(small_workspace: Path, monkeypatch: pytest.MonkeyPatch) -> Path
 
 
 @contextmanager
-def serving(monkeypatch: pytest.MonkeyPatch, slots: int, schema_mode: str = "enforce"
-            ) -> Iterator[FakeLLM]:
-    """A server of ``slots`` slots: 0.2 s a request plus its uncached prompt tokens."""
-    model = SlotModel(slots, 0.2, prompt_s_per_token=2e-5)
+def serving(monkeypatch: pytest.MonkeyPatch, slots: int, schema_mode: str = "enforce",
+            base_s: float = 0.05) -> Iterator[FakeLLM]:
+    """A server of ``slots`` slots: ``base_s`` a request plus its uncached prompt tokens."""
+    model = SlotModel(slots, base_s, prompt_s_per_token=2e-5)
     with FakeLLM(slots=model, schema_mode=schema_mode) as server:
         monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
         yield server
@@ -38,7 +38,8 @@ def serving(monkeypatch: pytest.MonkeyPatch, slots: int, schema_mode: str = "enf
 def test_the_probe_finds_the_servers_parallelism(judge_config: Path, run_cli,  # noqa: ANN001
                                                  monkeypatch: pytest.MonkeyPatch,
                                                  slots: int) -> None:
-    with serving(monkeypatch, slots) as server:
+    # a request long enough that 16 at once cost the test server and client little beside it
+    with serving(monkeypatch, slots, base_s=0.1 if slots < 16 else 0.2) as server:
         code, out, err = run_cli("judge", "probe", "--config", str(judge_config))
     assert code == 0, err
     found = kv(out)
@@ -56,9 +57,9 @@ def test_the_probe_finds_the_servers_parallelism(judge_config: Path, run_cli,  #
 def test_a_server_that_does_not_enforce_json_schema_is_told_apart(
         judge_config: Path, run_cli, monkeypatch: pytest.MonkeyPatch,  # noqa: ANN001
         mode: str, says: str) -> None:
-    with serving(monkeypatch, 2, schema_mode=mode):
+    with serving(monkeypatch, 1, schema_mode=mode):
         code, out, err = run_cli("judge", "probe", "--config", str(judge_config),
-                                 "--max-parallel", "2")
+                                 "--max-parallel", "1")
     assert code == 0, err
     found = kv(out)
     assert found["json_schema"] == says and found["json_object"] == "accepted"
