@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
+from split_assets.config_judge import START_CONCURRENCY
 from split_assets.data.db import env_seconds
 from split_assets.data.harness import CanonicalPrediction
 from split_assets.data.leases import LeaseOwner
@@ -122,10 +123,10 @@ class LeasedQueue:
 
 
 class _Pass:
-    """One pass over ``todo``. diag.concurrency bounds the calls in flight (the judge holds
-    that semaphore around each network call); twice as many workers take questions in order,
-    so the next prompt is already rendered when a call slot frees, and parsing and storing never
-    hold a slot. ``written`` records when this pass wrote each row."""
+    """One pass over ``todo``. The judge bounds the calls in flight (the openai judge learns
+    how many, up to diag.concurrency, around each network call); twice as many workers take
+    questions in order, so the next prompt is already rendered when a call slot frees, and
+    parsing and storing never hold a slot. ``written`` records when this pass wrote each row."""
 
     def __init__(self, judge: Judge, partition: Partition, source: CaseSource,
                  todo: list[CanonicalPrediction], store: SignalStore, report: DiagnosisReport,
@@ -134,7 +135,10 @@ class _Pass:
         self.judge, self.partition, self.source = judge, partition, source
         self.store, self.report, self.me = store, report, me
         self.by_id = {p.question_id: p for p in todo}
-        self.n_workers = min(len(todo), 2 * partition.loaded.config.diag.concurrency)
+        # the openai judge: up to diag.concurrency calls in flight; the rules judge calls
+        # nothing, and more workers would only cost task switches
+        in_flight = getattr(judge, "max_in_flight", START_CONCURRENCY)
+        self.n_workers = min(len(todo), 2 * in_flight)
         self.queue = LeasedQueue(partition, store, list(self.by_id), me, max(8, self.n_workers),
                                  degraded_before,
                                  lambda ids: source.load([self.by_id[q] for q in ids]))

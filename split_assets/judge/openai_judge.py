@@ -173,6 +173,11 @@ class OpenAIJudge:
                                       concurrency=self.diag.concurrency,
                                       start=self.diag.start_concurrency)
 
+    @property
+    def max_in_flight(self) -> int:
+        """The most calls it will have in flight (the runner starts twice as many workers)."""
+        return self.diag.concurrency
+
     def concurrency_history(self) -> list[tuple[float, int]]:
         """The learned concurrency limit over this pass: (seconds, limit) at each change."""
         return list(self._client.limit.history) if self._client is not None else []
