@@ -1,66 +1,50 @@
-"""The learned concurrency (``judge/concurrency.py``) against simulated servers in one event
-loop: N slots, the rest queued first come first served, a cold first answer per slot, a hosted
-API's varying latency. What is asserted is where the limit settles, and the time budgets."""
+"""The learned concurrency (``judge/concurrency.py``) against the test server's slot model
+in one event loop: N slots, the rest queued first come first served, a cold first answer per
+slot, a hosted API's varying latency. What is asserted is where the limit settles, and the
+time budgets."""
 
 from __future__ import annotations
 
 import asyncio
-import random
 import time
-from dataclasses import dataclass, field
 
 import pytest
+from helpers.slots import SlotModel
 
 from split_assets.config import OpenAIJudgeConfig
 from split_assets.judge.budget import TimeBudget
 from split_assets.judge.concurrency import START, AdaptiveLimit, Ticket
 
-
-@dataclass
-class SlotServer:
-    """``slots`` served at once; a request takes ``service_s`` (+ ``cold_s`` the first time a
-    slot serves, + a uniform ``[0, jitter_s)``)."""
-
-    slots: int
-    service_s: float
-    cold_s: float = 0.0
-    jitter_s: float = 0.0
-    max_waiting: int = 0
-    served: int = 0
-    _warm: int = 0
-    _rng: random.Random = field(default_factory=lambda: random.Random(7))
-
-    async def run(self, limit: AdaptiveLimit, requests: int, workers: int = 128) -> None:
-        gate = asyncio.Semaphore(self.slots)
-        left = [requests]
-        waiting = [0]
-
-        async def serve() -> tuple[float, int]:
-            waiting[0] += 1
-            self.max_waiting = max(self.max_waiting, waiting[0] - self.slots)
-            async with gate:
-                waiting[0] -= 1
-                cold = self._warm < self.slots
-                self._warm += 1
-                await asyncio.sleep(self.service_s + (self.cold_s if cold else 0.0)
-                                    + self.jitter_s * self._rng.random())
-                self.served += 1
-                return 0 if cold else 100
-
-        async def worker() -> None:
-            while left[0] > 0:
-                left[0] -= 1
-                ticket = await limit.acquire()
-                started = time.monotonic()
-                cached = await serve()
-                limit.answered(ticket, time.monotonic() - started, cached)
-
-        await asyncio.gather(*(worker() for _ in range(workers)))
+PROMPT = "p" * 4000  # 1,000 tokens, the same in every request: a slot's first is cold
 
 
-def _settle(server: SlotServer, requests: int, ceiling: int = 64) -> AdaptiveLimit:
+def SlotServer(slots: int, service_s: float, cold_s: float = 0.0,  # noqa: N802 - a model
+               jitter_s: float = 0.0) -> SlotModel:
+    """The test server's slot model (``helpers/slots.py``), driven in this event loop:
+    ``service_s`` a request, ``cold_s`` more the first time a slot sees the prompt."""
+    return SlotModel(slots, service_s, prompt_s_per_token=cold_s / 1000, jitter_s=jitter_s,
+                     seed=7)
+
+
+async def _drive(server: SlotModel, limit: AdaptiveLimit, requests: int,
+                 workers: int = 128) -> None:
+    server.start()
+    left = [requests]
+
+    async def worker() -> None:
+        while left[0] > 0:
+            left[0] -= 1
+            ticket = await limit.acquire()
+            started = time.monotonic()
+            cached = await server.serve(PROMPT, 0)
+            limit.answered(ticket, time.monotonic() - started, cached)
+
+    await asyncio.gather(*(worker() for _ in range(workers)))
+
+
+def _settle(server: SlotModel, requests: int, ceiling: int = 64) -> AdaptiveLimit:
     limit = AdaptiveLimit(ceiling)
-    asyncio.run(server.run(limit, requests))
+    asyncio.run(_drive(server, limit, requests))
     assert server.served == requests
     return limit
 
