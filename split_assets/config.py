@@ -32,6 +32,8 @@ from split_assets.config_judge import (  # noqa: F401 - the judge's sections, re
 from split_assets.config_judge import (
     Section as _Section,
 )
+from split_assets.data.benchmark import Levels
+from split_assets.data.letters import LetterRule
 from split_assets.data.signals_pg import check_store_url, is_store_url
 from split_assets.errors import ConfigError, UserError
 from split_assets.lib.files import read_utf8
@@ -58,7 +60,13 @@ class VideoSplitConfig(_Section):
     val_ratio: float = Field(ge=0, le=1)
     seed: int
     floor_k: dict[str, int]
-    difficulty_field: str = "duration"
+    # the question field the difficulty levels come from (None: the benchmark has none, and
+    # only task types and accuracy are balanced); a numeric field is cut at difficulty_edges
+    difficulty_field: str | None = "duration"
+    difficulty_edges: list[float] | None = None
+    difficulty_levels: list[str] | None = None  # names of the len(edges) + 1 levels
+    # how a reply's option letter is read: the benchmark's own scorer (data/letters.py)
+    letter_rule: LetterRule = "videomme"
     missing_predictions: Literal["error", "infra"] = "error"
     infra_stop_reasons: list[str] = Field(default_factory=lambda: ["error", "parse_error"])
     # auto: per-video swap search up to 5,000 videos, classes of interchangeable videos above
@@ -70,6 +78,8 @@ class VideoSplitConfig(_Section):
         for task_type, floor in self.floor_k.items():
             if floor < 0:
                 raise ValueError(f"floor_k[{task_type!r}] must be >= 0, got {floor}")
+        check_difficulty_levels(self.difficulty_field, self.difficulty_edges,
+                                self.difficulty_levels)
 
     @model_validator(mode="after")
     def _train_pool_not_empty(self) -> VideoSplitConfig:
@@ -94,6 +104,13 @@ class VideoSplitConfig(_Section):
             raise ValueError("a field is listed twice")
         return balance
 
+    @property
+    def levels(self) -> Levels:
+        """How the benchmark's questions get their difficulty level."""
+        return Levels(self.difficulty_field,
+                      tuple(self.difficulty_edges) if self.difficulty_edges else None,
+                      tuple(self.difficulty_levels) if self.difficulty_levels else None)
+
     def identity(self) -> dict[str, Any]:
         """The section as ``split_id`` hashes it: keys added after the first release are left
         out while they hold their defaults, so an older config keeps its split_id (and its
@@ -105,7 +122,29 @@ class VideoSplitConfig(_Section):
         return data
 
 
-_LATER_KEYS: dict[str, Any] = {"selector": "auto", "balance": [], "epsilon_accuracy": None}
+_LATER_KEYS: dict[str, Any] = {"selector": "auto", "balance": [], "epsilon_accuracy": None,
+                               "difficulty_edges": None, "difficulty_levels": None,
+                               "letter_rule": "videomme"}
+# added with issue 26: left out of the manifest's config snapshot while they hold their defaults
+QUIET_KEYS = ("difficulty_edges", "difficulty_levels", "letter_rule")
+
+
+def check_difficulty_levels(name: str | None, edges: list[float] | None,
+                            levels: list[str] | None) -> None:
+    """Edges strictly increasing, one name per level, no edges without a field."""
+    if edges is None:
+        if levels is not None:
+            raise ValueError("difficulty_levels needs difficulty_edges (the levels of a "
+                             "numeric difficulty field)")
+        return
+    if name is None:
+        raise ValueError("difficulty_edges needs a difficulty_field to cut")
+    if not edges or any(b <= a for a, b in zip(edges, edges[1:], strict=False)):
+        raise ValueError(f"difficulty_edges {edges} must be a non-empty, strictly increasing "
+                         "list of numbers")
+    if levels is not None and (len(levels) != len(edges) + 1 or len(set(levels)) != len(levels)):
+        raise ValueError(f"difficulty_levels must name {len(edges) + 1} distinct levels (one "
+                         f"more than the {len(edges)} edges), got {levels}")
 
 
 

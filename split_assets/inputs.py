@@ -53,7 +53,7 @@ class Inputs:
     def benchmark(self) -> Benchmark:
         """The benchmark, with floor_k keys and balance fields checked against it."""
         vs = self.loaded.config.video_split
-        benchmark = load_benchmark(self.loaded.paths.questions_dir, vs.difficulty_field)
+        benchmark = load_benchmark(self.loaded.paths.questions_dir, vs.levels, vs.letter_rule)
         check_floor_keys(vs.floor_k, benchmark.task_types)
         self.__dict__["balance"] = self._balance_of(benchmark)  # checked with the benchmark
         return benchmark

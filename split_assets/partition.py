@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from split_assets.config import LoadedConfig
+from split_assets.config import QUIET_KEYS, LoadedConfig, VideoSplitConfig
 from split_assets.data.harness import CanonicalPrediction, wrong_to_diagnose
 from split_assets.data.signals import SignalRow, SignalStore
 from split_assets.errors import ConfigError, InputError
@@ -139,6 +139,9 @@ def open_signals(loaded: LoadedConfig, read_only: bool = False,
 def config_snapshot(loaded: LoadedConfig) -> dict[str, Any]:
     """The config as run, paths relative to the config file's folder (the manifest's)."""
     snap = loaded.config.model_dump(mode="json")
+    for key in QUIET_KEYS:  # at their defaults, as before they existed
+        if snap["video_split"][key] == VideoSplitConfig.model_fields[key].default:
+            del snap["video_split"][key]
     paths = loaded.paths
     snap["paths"] = {name: loaded.relative(getattr(paths, name))
                      for name in ("questions_dir", "harness_db", "store_dir", "signals_db",

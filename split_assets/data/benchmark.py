@@ -51,11 +51,48 @@ class Question:
 
 
 @dataclass(frozen=True)
+class Levels:
+    """How a question's difficulty level is read: a field (None: one level for all, "all"),
+    cut at ``edges`` into ``names`` when it is numeric (LongVideoBench's seconds)."""
+
+    field: str | None = "duration"
+    edges: tuple[float, ...] | None = None
+    names: tuple[str, ...] | None = None
+
+    def level(self, value: Any, location: str) -> str:
+        if self.field is None:
+            return "all"
+        if self.edges is None:
+            return str(value)
+        if isinstance(value, bool) or not isinstance(value, int | float | str):
+            value = None
+        try:
+            number = float(value) if value is not None else math.nan
+        except ValueError:
+            number = math.nan
+        if not math.isfinite(number):
+            raise InputError(f"{self.field} {value!r} is not a number to cut at "
+                             f"difficulty_edges", location, "write it in seconds, or remove "
+                             "video_split.difficulty_edges to use its values as levels")
+        index = sum(number > edge for edge in self.edges)
+        return self.level_names()[index]
+
+    def level_names(self) -> tuple[str, ...]:
+        if self.names is not None or self.edges is None:
+            return self.names or ()
+        e = [f"{x:g}" for x in self.edges]
+        return (f"<={e[0]}", *(f"{a}-{b}" for a, b in zip(e, e[1:], strict=False)),
+                f">{e[-1]}")
+
+
+@dataclass(frozen=True)
 class Benchmark:
-    """All questions, sorted by id, with the video grouping the split works on."""
+    """All questions, sorted by id, with the video grouping the split works on, and the rule
+    that reads an answer's option letter (``video_split.letter_rule``)."""
 
     questions: tuple[Question, ...]
-    difficulty_field: str
+    difficulty_field: str | None
+    letter_rule: str = "videomme"
 
     def __post_init__(self) -> None:
         by_id = {q.question_id: q for q in self.questions}
@@ -239,9 +276,10 @@ def option_letters(options: list[str] | tuple[str, ...]) -> list[str]:
     return [chr(ord("A") + i) for i in range(min(len(options), 26))]
 
 
-def _question(location: str, rec: dict[str, Any], difficulty_field: str) -> Question:
+def _question(location: str, rec: dict[str, Any], levels: Levels) -> Question:
     options = rec.get("options", rec.get("choices"))
-    required = ["question_id", "video_id", "task_type", "answer", "question", difficulty_field]
+    required = ["question_id", "video_id", "task_type", "answer", "question"]
+    required += [levels.field] if levels.field is not None else []
     missing = [key for key in required if rec.get(key) in (None, "")]
     if options is None:
         missing.append("options")
@@ -264,16 +302,18 @@ def _question(location: str, rec: dict[str, Any], difficulty_field: str) -> Ques
                          f"({', '.join(letters) or 'no options'})", location,
                          "fix the answer or the options (options are 'A. text' or plain "
                          "strings lettered A, B, C, ... in order)")
-    extra = {k: v for k, v in rec.items() if k not in _OWN_FIELDS and k != difficulty_field}
+    extra = {k: v for k, v in rec.items() if k not in _OWN_FIELDS and k != levels.field}
+    difficulty = levels.level(rec.get(levels.field) if levels.field else None, location)
     return Question(
         question_id=str(rec["question_id"]), video_id=video_id, task_type=str(rec["task_type"]),
-        difficulty=str(rec[difficulty_field]), answer=answer, question=str(rec["question"]),
+        difficulty=difficulty, answer=answer, question=str(rec["question"]),
         options=tuple(options), evidence_spans=_spans(rec.get("evidence_spans"), location),
         extra=extra,
     )
 
 
-def load_benchmark(questions_dir: Path, difficulty_field: str = "duration") -> Benchmark:
+def load_benchmark(questions_dir: Path, levels: Levels | str | None = "duration",
+                   letter_rule: str = "videomme") -> Benchmark:
     """Read every ``*.json`` / ``*.jsonl`` file of ``questions_dir`` in sorted name order."""
     if not questions_dir.is_dir():
         raise InputError(f"benchmark folder not found: {questions_dir}", "paths.questions_dir",
@@ -283,7 +323,7 @@ def load_benchmark(questions_dir: Path, difficulty_field: str = "duration") -> B
     if not files:
         raise InputError(f"no *.json or *.jsonl files in {questions_dir}", "paths.questions_dir",
                          "add the benchmark files")
-    benchmark = read_benchmark_files(files, difficulty_field)
+    benchmark = read_benchmark_files(files, levels, letter_rule)
     if not benchmark.questions:
         names = ", ".join(p.name for p in files[:3]) + (", ..." if len(files) > 3 else "")
         verb = "holds" if len(files) == 1 else "hold"
@@ -295,15 +335,18 @@ def load_benchmark(questions_dir: Path, difficulty_field: str = "duration") -> B
     return benchmark
 
 
-def read_benchmark_files(files: list[Path], difficulty_field: str = "duration") -> Benchmark:
+def read_benchmark_files(files: list[Path], levels: Levels | str | None = "duration",
+                         letter_rule: str = "videomme") -> Benchmark:
     """The questions of these files (flat questions or videos of the official layout); errors
     name the file and the record."""
+    if not isinstance(levels, Levels):
+        levels = Levels(levels)
     seen: dict[str, str] = {}
     questions: list[Question] = []
     for path in files:
         for location, record in _records(path):
             for qloc, flat in _flatten(location, record):
-                q = _question(qloc, flat, difficulty_field)
+                q = _question(qloc, flat, levels)
                 if q.question_id in seen:
                     raise InputError(f"duplicate question_id {q.question_id!r}",
                                      f"{qloc} and {seen[q.question_id]}",
@@ -311,4 +354,5 @@ def read_benchmark_files(files: list[Path], difficulty_field: str = "duration") 
                 seen[q.question_id] = qloc
                 questions.append(q)
     questions.sort(key=lambda q: q.question_id)
-    return Benchmark(questions=tuple(questions), difficulty_field=difficulty_field)
+    return Benchmark(questions=tuple(questions), difficulty_field=levels.field,
+                     letter_rule=letter_rule)

@@ -15,7 +15,7 @@ from typing import Any
 import orjson
 
 from split_assets.data.benchmark import Benchmark
-from split_assets.data.letters import extract_letter
+from split_assets.data.letters import letter_of
 from split_assets.errors import InputError
 from split_assets.lib.canonical import digest_of, digest_of_list
 
@@ -252,16 +252,17 @@ def canonical_predictions(db: Path, run_id: str, benchmark: Benchmark,
                          f"{run_id!r} (e.g. {', '.join(missing[:5])})", "video_split",
                          "complete the run, or set missing_predictions: infra to count them as "
                          "INFRA (T0)")
-    return [_canonical(q, best.get(q.question_id), infra_reasons) for q in benchmark.questions]
+    return [_canonical(q, best.get(q.question_id), infra_reasons, benchmark.letter_rule)
+            for q in benchmark.questions]
 
 
-def _canonical(q: Any, row: tuple[Any, ...] | None,
-               infra_reasons: set[str]) -> CanonicalPrediction:
+def _canonical(q: Any, row: tuple[Any, ...] | None, infra_reasons: set[str],
+               rule: str) -> CanonicalPrediction:
     """A benchmark question's canonical prediction from its chosen row (None: missing)."""
     if row is None:
         return CanonicalPrediction(q.question_id, q.video_id, q.task_type, q.difficulty,
                                    q.answer, "", False, True, None, True, None, None)
-    letter = extract_letter(row[2], row[1])
+    letter = letter_of(rule, row[2], row[1], q.options)
     correct = letter == q.answer
     stop = row[3]
     infra = not correct and (letter == "" or stop in infra_reasons)
