@@ -35,7 +35,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from split_assets.data.benchmark import Benchmark, load_benchmark, read_benchmark_files
+from split_assets.data.benchmark import Benchmark, read_benchmark_files
 from split_assets.data.importers import (
     BENCHMARK_FILE,
     ImportSummary,
@@ -43,8 +43,10 @@ from split_assets.data.importers import (
     _check_run_id,
     _check_workspace,
     finish_import,
+    workspace_benchmark,
 )
 from split_assets.data.letters import extract_letter
+from split_assets.data.workspace_config import Built
 from split_assets.errors import InputError, UserError
 
 LMMS_METRIC = "videomme_perception_score"
@@ -159,7 +161,7 @@ def _response(record: dict, where: str) -> str:
                      "run lmms-eval with --log_samples")
 
 
-def _benchmark_of_docs(docs: dict[str, dict], source: Path) -> tuple[Benchmark, bytes]:
+def _benchmark_of_docs(docs: dict[str, dict], source: Path) -> Built:
     """The Video-MME rows of the docs as the workspace's benchmark (official layout; the
     YouTube ``videoID`` kept on each question, for joining VLMEvalKit tables later)."""
     videos: dict[str, dict[str, Any]] = {}
@@ -181,7 +183,7 @@ def _benchmark_of_docs(docs: dict[str, dict], source: Path) -> tuple[Benchmark, 
         path = Path(tmp) / Path(BENCHMARK_FILE).name
         path.write_bytes(data)
         try:
-            return read_benchmark_files([path]), data
+            return Built(read_benchmark_files([path]), data)
         except InputError as exc:
             raise InputError(f"the docs are not a valid benchmark: {exc.what}", str(source),
                              exc.fix) from None
@@ -194,12 +196,12 @@ def import_vlmevalkit(results: Path, run_id: str, workspace: Path, replace: bool
     """Import a VLMEvalKit Video-MME prediction table against the workspace's benchmark."""
     _check_run_id(run_id)
     _check_workspace(workspace)
-    if not (workspace / BENCHMARK_FILE).is_file():
-        raise UserError(f"no benchmark in {workspace} ({BENCHMARK_FILE})", "--workspace",
+    benchmark = workspace_benchmark(workspace)
+    if benchmark is None:
+        raise UserError(f"no benchmark in {workspace} (questions/)", "--workspace",
                         "VLMEvalKit's table has no question ids: import the baseline first "
                         "(split-assets import lmms-eval or videomme)")
     rows = _table(results)
-    benchmark = load_benchmark((workspace / BENCHMARK_FILE).parent)
     join = _Join(benchmark)
     answers: dict[str, _Answer] = {}
     seen: dict[str, int] = {}

@@ -22,36 +22,36 @@ comments, key order, quoting and layout.
 from __future__ import annotations
 
 import json
-import math
 import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
-from ruamel.yaml.comments import CommentedMap
 
-from split_assets.data.benchmark import Benchmark, load_benchmark, read_benchmark_files
+from split_assets.data.benchmark import Benchmark, Levels, load_benchmark, read_benchmark_files
 from split_assets.data.config_file import (
     CONFIG_FILE,
-    Inserted,
-    append_run,
     load_workspace_config,
-    new_document,
     save_document,
-    section_of,
 )
 from split_assets.data.db import utc_now
 from split_assets.data.harness import create_tables, insert_predictions, run_ids
-from split_assets.data.letters import extract_letter
+from split_assets.data.letters import DEFAULT_RULE
 from split_assets.data.signals_pg import delete_run_signals, is_store_url
+from split_assets.data.workspace_config import (
+    HARNESS_DB,
+    SIGNALS_DB,
+    Answer,
+    Built,
+    new_config,
+    register,
+)
 from split_assets.errors import InputError, UserError
 from split_assets.lib.canonical import atomic_write_bytes
-from split_assets.split.sizes import validation_size
 
-BENCHMARK_FILE = "questions/videomme.json"
-HARNESS_DB = "harness.db"
-SIGNALS_DB = "signals.db"
+QUESTIONS = "questions"
+BENCHMARK_FILE = f"{QUESTIONS}/videomme.json"  # Video-MME's; other benchmarks: <profile>.json
 _ANSWER_FIELDS = ("response", "prediction", "stop_reason")
 ROLES = ("reference", "candidate", "control")
 
@@ -74,11 +74,7 @@ class ImportSummary:
         return out + self.notes
 
 
-@dataclass(frozen=True)
-class _Answer:
-    prediction: str | None
-    response: str | None
-    stop_reason: str | None
+_Answer = Answer  # the name the harness importers use
 
 
 # ---------------------------------------------------------------- import videomme --------
@@ -104,7 +100,7 @@ def import_videomme(results: Path, run_id: str, workspace: Path, replace: bool =
                          str(results), "import a results file: each question needs the "
                                        "model's answer in 'response'")
     return finish_import(results, run_id, workspace, answers, replace=replace,
-                         partial=partial, role=None, built=(from_file, bench_bytes))
+                         partial=partial, role=None, built=Built(from_file, bench_bytes))
 
 
 def _benchmark_bytes(results: Path) -> bytes:
@@ -129,11 +125,17 @@ def _check_matches(benchmark: Benchmark, other: Benchmark, source: Path) -> None
         raise InputError(f"{len(unknown)} of {len(other.by_id)} question ids are not in the "
                          f"workspace's benchmark (e.g. {', '.join(unknown[:5])})", str(source),
                          "import results of the same benchmark, or start a new workspace")
-    changed = sorted(q for q in other.by_id if other.by_id[q].answer != benchmark.by_id[q].answer)
+    changed = sorted(q for q in other.by_id if _content(other.by_id[q])
+                     != _content(benchmark.by_id[q]))
     if changed:
-        raise InputError(f"{len(changed)} question(s) have another answer than in the "
+        raise InputError(f"{len(changed)} question(s) have another answer or other options "
+                         "than in the "
                          f"workspace's benchmark (e.g. {', '.join(changed[:5])})", str(source),
                          "import results of the same benchmark version")
+
+
+def _content(q: Any) -> tuple[str, tuple[str, ...]]:
+    return q.answer, tuple(" ".join(o.split()).casefold() for o in q.options)
 
 
 def _check_missing(missing: set[str], total: int, source: Path, partial: bool) -> None:
@@ -151,9 +153,8 @@ def import_predictions(jsonl: Path, run_id: str, workspace: Path, replace: bool 
     """Import flat prediction lines as run ``run_id`` against the workspace's benchmark."""
     _check_run_id(run_id)
     _check_workspace(workspace)
-    bench_dir = workspace / BENCHMARK_FILE
-    if not bench_dir.is_file():
-        raise UserError(f"no benchmark in {workspace} ({BENCHMARK_FILE})", "--workspace",
+    if workspace_benchmark(workspace) is None:
+        raise UserError(f"no benchmark in {workspace} ({QUESTIONS}/)", "--workspace",
                         "import the baseline first: split-assets import videomme ...")
     if not jsonl.is_file():
         raise UserError(f"predictions file not found: {jsonl}", "--jsonl",
@@ -191,15 +192,13 @@ def import_predictions(jsonl: Path, run_id: str, workspace: Path, replace: bool 
 # ---------------------------------------------------------------- shared -----------------
 
 def finish_import(source: Path, run_id: str, workspace: Path, answers: dict[str, _Answer], *,
-                  replace: bool, partial: bool, role: str | None,
-                  built: tuple[Benchmark, bytes] | None,
+                  replace: bool, partial: bool, role: str | None, built: Built | None,
                   default_role: str | None = "reference") -> ImportSummary:
     """Everything after a source file was read, alike for every importer: the benchmark (the
     source's own on a first import, else the workspace's, which the source must match), the
     answers checked against it, then -- only when every check passed -- the benchmark, the
     run and the config written. The first import makes the run the baseline; a later one is
     registered as ``role`` (else ``default_role``; None: not registered)."""
-    bench_path = workspace / BENCHMARK_FILE
     benchmark, first = _import_benchmark(workspace, source, built)
     unknown = sorted(set(answers) - set(benchmark.by_id))
     if unknown:
@@ -208,50 +207,71 @@ def finish_import(source: Path, run_id: str, workspace: Path, answers: dict[str,
                          "import answers to the same benchmark")
     _check_missing(set(benchmark.by_id) - set(answers), len(benchmark.by_id), source, partial)
     config = workspace / CONFIG_FILE
-    register = role or default_role
+    role_now = role or default_role
     if role is not None and not first and not config.is_file():
         raise UserError(f"no {CONFIG_FILE} in {workspace} to register the run in",
                         "--role", "import the baseline with 'split-assets import'")
     _check_run_free(workspace, run_id, replace)
-    doc = load_workspace_config(config) if register is not None and config.exists() else None
+    doc = load_workspace_config(config) if role_now is not None and config.exists() else None
     summary = ImportSummary(run_id, len(benchmark.by_id), 0, workspace)
     if first and built is not None:  # everything checked: write
-        atomic_write_bytes(bench_path, built[1])
-        summary.created.append(BENCHMARK_FILE)
+        atomic_write_bytes(workspace / QUESTIONS / built.name, built.data)
+        summary.created.append(f"{QUESTIONS}/{built.name}")
     _write_run(workspace, run_id, answers, replace, summary)
     if first and not config.exists():
-        save_document(config, _new_config(benchmark, run_id, answers))
+        save_document(config, new_config(benchmark, run_id, answers,
+                                         built.settings if built else {}))
         summary.created.append(CONFIG_FILE)
         summary.notes.append(f"baseline_run_id: {run_id}; run it with: split-assets run "
                              f"--config {config}")
-    elif doc is not None and register is not None and _register(doc, config, run_id, register,
-                                                                summary):
+    elif doc is not None and role_now is not None and register(doc, config, run_id, role_now,
+                                                               summary.notes):
         save_document(config, doc)
-    elif register is not None and doc is None:
+    elif role_now is not None and doc is None:
         summary.notes.append(f"no {CONFIG_FILE} in {workspace}: {run_id} is not registered "
-                             f"as a {register} run (add it to the config by hand)")
+                             f"as a {role_now} run (add it to the config by hand)")
     return summary
 
 
+def workspace_benchmark(workspace: Path) -> Benchmark | None:
+    """The workspace's benchmark (questions/*.json*), read with its config's difficulty
+    levels and letter rule; None before the first import."""
+    folder = workspace / QUESTIONS
+    if not folder.is_dir() or not any(p.suffix in (".json", ".jsonl") for p in folder.iterdir()):
+        return None
+    vs: dict[str, Any] = {}
+    config = workspace / CONFIG_FILE
+    if config.is_file():
+        try:
+            vs = (yaml.safe_load(config.read_text(encoding="utf-8")) or {}).get("video_split")
+        except (yaml.YAMLError, UnicodeDecodeError, AttributeError):
+            vs = {}
+    vs = vs if isinstance(vs, dict) else {}
+    edges, names = vs.get("difficulty_edges"), vs.get("difficulty_levels")
+    levels = Levels(vs.get("difficulty_field", "duration"), tuple(edges) if edges else None,
+                    tuple(names) if names else None)
+    return load_benchmark(folder, levels, str(vs.get("letter_rule") or DEFAULT_RULE))
+
+
 def _import_benchmark(workspace: Path, source: Path,
-                      built: tuple[Benchmark, bytes] | None) -> tuple[Benchmark, bool]:
+                      built: Built | None) -> tuple[Benchmark, bool]:
     """The benchmark an import checks against, and whether this is the workspace's first
     import: the source's own (first import), else the workspace's, which it must match."""
-    bench_path = workspace / BENCHMARK_FILE
-    if bench_path.is_file():
-        benchmark = load_benchmark(bench_path.parent)
+    benchmark = workspace_benchmark(workspace)
+    if benchmark is not None:
         if built is not None:
-            _check_matches(benchmark, built[0], source)
+            _check_matches(benchmark, built.benchmark, source)
         return benchmark, False
     if built is None:
-        raise UserError(f"no benchmark in {workspace} ({BENCHMARK_FILE})", "--workspace",
+        raise UserError(f"no benchmark in {workspace} ({QUESTIONS}/)", "--workspace",
                         "import the baseline first from a file that carries the questions "
-                        "(split-assets import videomme, or lmms-eval samples with docs)")
+                        "(split-assets import videomme, lmms-eval samples with docs, or "
+                        "--annotations)")
     if (workspace / HARNESS_DB).exists():
-        raise UserError(f"{workspace / HARNESS_DB} exists but {BENCHMARK_FILE} does not",
+        raise UserError(f"{workspace / HARNESS_DB} exists but {QUESTIONS}/ holds no benchmark",
                         str(workspace), "import into an empty folder or a workspace made "
                                         "by 'split-assets import'")
-    return built[0], True
+    return built.benchmark, True
 
 
 def _check_run_id(run_id: str) -> None:
@@ -333,62 +353,3 @@ def _delete_signals(signals: Path | str, run_id: str, summary: ImportSummary) ->
     gone = delete_run_signals(signals, run_id)
     if gone is not None:
         summary.notes.append(f"deleted {gone} signal row(s) of {run_id}")
-
-
-def _new_config(benchmark: Benchmark, run_id: str,
-                answers: dict[str, _Answer]) -> CommentedMap:
-    """A config that runs as written: answer_only rules judge, no floors, test = 1/3 of the
-    videos, epsilon wide enough for the test pool's granularity, the power check at 80 % of
-    the wrong answers validation holds on average."""
-    n_videos = len(benchmark.videos)
-    n_trainval = max(1, min(n_videos - 1, round(2 * n_videos / 3)))
-    per_video = len(benchmark.questions) / max(n_videos, 1)
-    test_questions = per_video * (n_videos - n_trainval)
-    epsilon = max(0.02, math.ceil(100 * 1.5 * per_video / max(test_questions, 1)) / 100)
-    wrong = sum(1 for q in benchmark.questions
-                if _letter_of(answers.get(q.question_id)) != q.answer)
-    val_ratio = 0.3
-    n_val = validation_size(val_ratio, n_trainval)
-    val_wrong_min = int(0.8 * wrong * n_val / max(n_videos, 1))
-    return new_document({
-        "video_split": {"baseline_run_id": Inserted(run_id), "n_trainval": n_trainval,
-                        "epsilon": epsilon,
-                        "report_floor": 30, "val_wrong_min": val_wrong_min,
-                        "val_ratio": val_ratio, "seed": 7, "floor_k": {}},
-        "diag": {"prompt_version": "v1", "model": "rules-v1", "judge": "rules",
-                 "context": "answer_only", "reference_runs": []},
-        "paths": {"questions_dir": "questions", "harness_db": HARNESS_DB,
-                  "signals_db": SIGNALS_DB, "out_dir": "splits"},
-        "evaluation": {"candidates": [], "control_run": None},
-    }, _HEADER)
-
-
-def _letter_of(answer: _Answer | None) -> str:
-    return extract_letter(answer.response, answer.prediction) if answer else ""
-
-
-_HEADER = ("written by 'split-assets import'; README \"Importing published results\" and "
-           "\"Configuration\"\ndocument every key. Later imports update diag.reference_runs "
-           "and the evaluation runs.")
-
-
-def _register(doc: CommentedMap, config: Path, run_id: str, role: str,
-              summary: ImportSummary) -> bool:
-    """Add the run to the config document: a reference run, a candidate, or the control run.
-    True if the document changed."""
-    baseline = (doc.get("video_split") or {}).get("baseline_run_id")
-    if run_id == baseline:
-        summary.notes.append(f"{run_id} is the baseline of {config.name}: config unchanged")
-        return False
-    if role == "reference":
-        if not append_run(section_of(doc, "diag"), "reference_runs", run_id):
-            return False
-        summary.notes.append(f"added {run_id} to diag.reference_runs in {config}")
-    elif role == "candidate":
-        if not append_run(section_of(doc, "evaluation"), "candidates", run_id):
-            return False
-        summary.notes.append(f"added {run_id} to evaluation.candidates in {config}")
-    else:
-        section_of(doc, "evaluation")["control_run"] = Inserted(run_id)
-        summary.notes.append(f"set evaluation.control_run: {run_id} in {config}")
-    return True
