@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from split_assets.errors import RunFailure, SplitAssetsError, UserError, environment_error
 
 if TYPE_CHECKING:
+    from split_assets.data.importers import ImportSummary
     from split_assets.session import Session
 
 
@@ -258,19 +259,34 @@ def import_run(args: argparse.Namespace) -> int:
         summary = importers.import_videomme(args.results, args.run_id, args.workspace,
                                             args.replace, args.partial)
     elif args.kind in ("lmms-eval", "vlmevalkit"):
-        from split_assets.data import frameworks
-
-        summary = (frameworks.import_lmms_eval(args.samples, args.run_id, args.workspace,
-                                               args.replace, args.partial, args.role, args.task)
-                   if args.kind == "lmms-eval" else
-                   frameworks.import_vlmevalkit(args.results, args.run_id, args.workspace,
-                                                args.replace, args.partial, args.role))
+        summary = _import_harness(args)
     else:
         summary = importers.import_predictions(args.jsonl, args.run_id, args.workspace,
                                                args.replace, args.partial, args.role)
     for line in summary.lines():
         print(line)
     return 0
+
+
+def _import_harness(args: argparse.Namespace) -> ImportSummary:
+    """lmms-eval samples or a VLMEvalKit table: Video-MME's importer, or a profile's."""
+    from split_assets.data import field_map, frameworks, harness_lines
+
+    options = {"replace": args.replace, "partial": args.partial, "role": args.role}
+    if args.kind == "lmms-eval":
+        profile = field_map.lmms_profile(args.samples, args.benchmark, args.field_map)
+        if profile is None:
+            return frameworks.import_lmms_eval(args.samples, args.run_id, args.workspace,
+                                               task=args.task, **options)
+        return harness_lines.import_lmms_lines(profile, args.samples, args.run_id,
+                                               args.workspace, args.annotations, args.task,
+                                               **options)
+    profile = field_map.vlm_profile(args.results, args.benchmark, args.field_map)
+    if profile is None:
+        return frameworks.import_vlmevalkit(args.results, args.run_id, args.workspace,
+                                            **options)
+    return harness_lines.import_vlm_rows(profile, args.results, args.run_id, args.workspace,
+                                         **options)
 
 
 def main(argv: Sequence[str] | None = None, settle: bool = False) -> int:

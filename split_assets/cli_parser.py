@@ -130,13 +130,25 @@ def _add_import_parsers(sub: argparse._SubParsersAction) -> None:
                    help="the samples JSONL file(s) of one run (several: e.g. --limit offsets)")
     k.add_argument("--task", help="the task variant to import (videomme, videomme_w_subtitle, "
                                   "...) when the files hold several")
+    k.add_argument("--annotations", type=Path, nargs="+", default=[], metavar="FILE",
+                   help="the benchmark's own rows, for samples without doc (lmms-eval 0.4+)")
+    _profile_args(k)
     _import_args(k)
     _role_arg(k)
-    k = kinds.add_parser("vlmevalkit", help="VLMEvalKit's Video-MME prediction table "
-                                            "(.xlsx, .tsv or .csv)")
+    k = kinds.add_parser("vlmevalkit", help="VLMEvalKit's prediction table of Video-MME, "
+                                            "LongVideoBench or MVBench (.xlsx, .tsv, .csv)")
     k.add_argument("--results", type=Path, required=True, help="the prediction table")
+    _profile_args(k)
     _import_args(k)
     _role_arg(k)
+
+
+def _profile_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--benchmark", help="the benchmark when the file names do not say "
+                        "(videomme, longvideobench, mlvu, mvbench, nextqa, egoschema, "
+                        "tempcompass, perceptiontest)")
+    parser.add_argument("--map", type=Path, metavar="FILE.yaml", dest="field_map",
+                        help="a field map for a benchmark without a built-in profile")
 
 
 def _add_run_data_parsers(sub: argparse._SubParsersAction, config_help: str) -> None:

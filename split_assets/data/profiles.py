@@ -13,7 +13,7 @@ import ast
 import contextlib
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from split_assets.errors import InputError
@@ -147,6 +147,9 @@ class Profile:
     withheld: str | None = None     # the refusal when the line's answer is withheld
     subtask_prefix: str | None = None  # MVBench: one task per subtask, mvbench_<subtask>
     single_type_note: str | None = None
+    line_id: Callable[[dict[str, Any]], Any] | None = None  # the question id a line states
+    settings: dict[str, Any] = field(default_factory=dict)  # more video_split keys (--map)
+    vlmeval: tuple[str, str] | None = None  # VLMEvalKit's dataset name and letter rule
 
     def subtask(self, task: str | None) -> str | None:
         if self.subtask_prefix and task and task.startswith(self.subtask_prefix):
@@ -216,7 +219,9 @@ PROFILES: dict[str, Profile] = {p.name: p for p in (
     Profile("longvideobench", "LongVideoBench (val)",
             ("longvideobench_val_v", "longvideobench_val_i"), "lvb_acc", _LVB, "longvideobench",
             _lvb, "lvb_val.json (longvideobench/LongVideoBench, or the HF validation split)",
-            difficulty_field="duration_group", chance=True),
+            difficulty_field="duration_group", chance=True,
+            line_id=lambda line: _get(line, "lvb_acc").get("id"),
+            vlmeval=("LongVideoBench", "vlmevalkit-longvideobench")),
     Profile("mlvu", "MLVU (dev, multiple choice)", ("mlvu_dev",), "mlvu_percetion_score",
             _fields(question_id=None, video_id="video_name", question="question",
                     options=(), answer="answer", answer_is="letter", task_type="task_type",
@@ -227,7 +232,7 @@ PROFILES: dict[str, Profile] = {p.name: p for p in (
                     options=("candidates",), answer="answer", answer_is="text",
                     task_type="<subtask>"),
             "mvbench", _mvbench, "OpenGVLab/MVBench json/<subtask>.json, one per subtask",
-            subtask_prefix="mvbench_"),
+            subtask_prefix="mvbench_", vlmeval=("MVBench", "vlmevalkit-mvbench")),
     Profile("nextqa", "NExT-QA (multiple choice)", ("nextqa_mc_test",), "exact_match",
             _fields(question_id=None, video_id="video", question="question",
                     options=tuple(f"a{i}" for i in range(5)), answer="answer",

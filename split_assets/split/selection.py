@@ -41,6 +41,7 @@ _CANDIDATES = 1024
 _MAX_MINIMAX_CELLS = 8_000_000
 # Above this many videos the selection works on classes of interchangeable videos (large.py).
 LARGE_VIDEOS = 5_000
+_POLISH_NODES = 20_000  # branch-and-bound nodes per question count: a count, never a clock
 
 
 @dataclass(frozen=True)
@@ -92,6 +93,7 @@ def select_trainval(problem: SplitProblem, max_iterations: int | None = None) ->
     swaps = 0
     if in_trainval is not None:
         swaps = _local_search(m, in_trainval, ("l2", "minimax"), max_iterations)
+        in_trainval = _polish(m, in_trainval)
         if not epsilon_violations(problem, m, in_trainval):
             return _selection(order, in_trainval, swaps)
     # The heuristic missed: ask an exact MILP whether floors and epsilon can hold together.
@@ -103,6 +105,30 @@ def select_trainval(problem: SplitProblem, max_iterations: int | None = None) ->
     if over_lines:  # cannot happen: minimax swaps never raise the worst deviation
         raise EpsilonMissed(tuple(over_lines))
     return _selection(order, exact, swaps)
+
+
+def _largest_deviation(m: Matrix, test: np.ndarray) -> float:
+    g = m.counts.sum(0) / m.sizes.sum()
+    return float(np.abs(m.counts[test].sum(0) / m.sizes[test].sum() - g).max())
+
+
+def _polish(m: Matrix, in_trainval: np.ndarray) -> np.ndarray:
+    """When videos differ in size, the swap search keeps near its first test pool's question
+    count, where rounding alone may bound it away from the best deviation: an exact MILP
+    over every question count (optimum.py) replaces its pool when one is strictly better,
+    the floors kept. Equal-size videos (Video-MME's three per video) are left as they are."""
+    from split_assets.split.optimum import minimax_pool
+
+    if m.sizes.min() == m.sizes.max() or len(m.sizes) > LARGE_VIDEOS:
+        return in_trainval
+    current = _largest_deviation(m, ~in_trainval)
+    caps = (m.t2.astype(float), (m.t2.sum(0) - m.floors).astype(float)) if len(m.floors) \
+        else None
+    found = minimax_pool(m.counts.astype(float), m.sizes.astype(float),
+                         int((~in_trainval).sum()), current, caps, node_limit=_POLISH_NODES)
+    if found.test is None or _largest_deviation(m, found.test) >= current - 1e-12:
+        return in_trainval
+    return ~found.test
 
 
 def _selection(order: list[str], in_trainval: np.ndarray, swaps: int) -> Selection:
@@ -174,23 +200,28 @@ def _best_l2_swap(m: Matrix, s_idx: np.ndarray, t_idx: np.ndarray, r: np.ndarray
 
 def _best_minimax_swap(m: Matrix, s_idx: np.ndarray, t_idx: np.ndarray, r: np.ndarray,
                        slack: np.ndarray) -> tuple[int, int] | None:
-    """The swap that lowers the largest absolute residual (then the squared norm) while
-    keeping the floors, or None when none improves or the search would be too large."""
+    """The swap that lowers the largest deviation (then the squared norm) while keeping the
+    floors, or None when none improves or the search would be too large. A residual is the
+    deviation times N * (test questions): when videos differ in size the test pool's size
+    changes with the swap, so deviations are compared as residual / test questions (exact:
+    equal ratios of integers divide to equal floats)."""
     y, t2 = m.y, m.t2
     if len(s_idx) * len(t_idx) * y.shape[1] > _MAX_MINIMAX_CELLS:
         return None
     new_r = r[None, None, :] + y[s_idx][:, None, :] - y[t_idx][None, :, :]
-    worst = np.abs(new_r).max(2)
-    sq = (new_r * new_r).sum(2)
+    q_now = int(m.sizes[t_idx].sum())
+    q_new = (q_now + m.sizes[s_idx][:, None] - m.sizes[t_idx][None, :]).astype(float)
+    worst = np.abs(new_r).max(2) / q_new
+    sq = (new_r * new_r).sum(2) / (q_new * q_new)
     allowed = _allowed(t2[s_idx], t2[t_idx], slack)
-    worst[~allowed] = _BIG
+    worst[~allowed] = np.inf
     best_worst = worst.min()
-    cur_worst, cur_sq = int(np.abs(r).max()), int((r * r).sum())
+    cur_worst, cur_sq = int(np.abs(r).max()) / q_now, int((r * r).sum()) / (q_now * q_now)
     if best_worst > cur_worst:
         return None
-    sq[(worst != best_worst) | ~allowed] = _BIG
+    sq[(worst != best_worst) | ~allowed] = np.inf
     k = int(np.argmin(sq))
-    if (int(best_worst), int(sq.flat[k])) >= (cur_worst, cur_sq):
+    if (float(best_worst), float(sq.flat[k])) >= (cur_worst, cur_sq):
         return None
     i, j = divmod(k, len(t_idx))
     return int(s_idx[i]), int(t_idx[j])

@@ -1,0 +1,293 @@
+"""Import lmms-eval sample files and VLMEvalKit tables of any profiled benchmark (Video-MME
+keeps its own importer, data/frameworks.py).
+
+A sample line (a table row) becomes a question through its profile's field map: from the
+line's ``doc`` (lmms-eval before v0.4), else from the benchmark's own rows given with
+``--annotations`` (joined by the id the line states, else by ``doc_id``). The line's stated
+answer must be its question's; the answer is the raw reply, read with the workspace's letter
+rule; where the harness's own verdict differs the import says how often and why.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from split_assets.data.benchmark import read_benchmark_files
+from split_assets.data.importers import (
+    ImportSummary,
+    _Answer,
+    _check_run_id,
+    _check_workspace,
+    finish_import,
+    workspace_benchmark,
+)
+from split_assets.data.letters import letter_of
+from split_assets.data.profiles import Profile
+from split_assets.data.workspace_config import Built
+from split_assets.errors import InputError, UserError
+
+
+@dataclass
+class Lines:
+    """What the lines of one run said: questions, answers and the harness's verdicts."""
+
+    questions: dict[str, dict[str, Any]] = field(default_factory=dict)
+    answers: dict[str, _Answer] = field(default_factory=dict)
+    verdicts: dict[str, bool | None] = field(default_factory=dict)
+    seen: dict[str, str] = field(default_factory=dict)
+
+    def add(self, question: dict[str, Any], answer: _Answer, verdict: bool | None,
+            where: str) -> None:
+        qid = question["question_id"]
+        if qid in self.seen:
+            raise InputError(f"question {qid!r} appears twice (first at {self.seen[qid]})",
+                             where, "import the files of one run once")
+        self.seen[qid] = where
+        self.questions[qid] = question
+        self.answers[qid] = answer
+        self.verdicts[qid] = verdict
+
+
+def read_rows(paths: list[Path]) -> dict[str, list[dict[str, Any]]]:
+    """The benchmark's own rows (a JSON list, or JSONL) by file stem (MVBench: the subtask)."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    for path in paths:
+        if not path.is_file():
+            raise UserError(f"annotations file not found: {path}", "--annotations",
+                            "pass the benchmark's release file (README: supported benchmarks)")
+        text = path.read_text(encoding="utf-8")
+        try:
+            data = (json.loads(text) if path.suffix != ".jsonl" else
+                    [json.loads(line) for line in text.splitlines() if line.strip()])
+        except json.JSONDecodeError as exc:
+            raise InputError(f"invalid JSON: {exc.msg} at line {exc.lineno}", str(path),
+                             "pass the benchmark's release file as it was published") from None
+        if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
+            raise InputError("the annotations are not a list of records", str(path),
+                             "pass the benchmark's rows: a JSON list or one record per line")
+        out[path.stem] = data
+    return out
+
+
+class Docs:
+    """The record of each line: its ``doc``, else the annotation row it names."""
+
+    def __init__(self, profile: Profile, rows: dict[str, list[dict[str, Any]]]) -> None:
+        self.profile = profile
+        self.rows = rows
+        key = profile.fields.question_id if profile.line_id is not None else None
+        self.by_id = {str(r.get(key)): r for part in rows.values() for r in part} if key else {}
+
+    def doc(self, line: dict[str, Any], subtask: str | None, where: str) -> dict[str, Any]:
+        if isinstance(line.get("doc"), dict):
+            return line["doc"]
+        fix = f"pass --annotations with {self.profile.annotations}"
+        if not self.rows:
+            raise InputError("the line has no doc (lmms-eval 0.4 and later leave it out)",
+                             where, fix)
+        stated = self.profile.line_id(line) if self.profile.line_id else None
+        if stated is not None:
+            if str(stated) not in self.by_id:
+                raise InputError(f"question {stated!r} is not in the annotations", where, fix)
+            return self.by_id[str(stated)]
+        part = self.rows.get(subtask or "") or (next(iter(self.rows.values()))
+                                                if len(self.rows) == 1 else None)
+        if part is None:
+            raise InputError(f"no annotations file for subtask {subtask!r}", where,
+                             f"pass {subtask}.json among --annotations")
+        doc_id = line.get("doc_id")
+        if not isinstance(doc_id, int) or not 0 <= doc_id < len(part):
+            raise InputError(f"doc_id {doc_id!r} is not a row of the annotations "
+                             f"({len(part)} rows)", where, fix)
+        return part[doc_id]
+
+
+def lmms_line(profile: Profile, docs: Docs, line: Any, subtask: str | None, prefix: str,
+              where: str) -> tuple[dict[str, Any], str, bool | None]:
+    """(question, raw reply, the harness's verdict) of one sample line."""
+    from split_assets.data.frameworks import _response
+
+    if not isinstance(line, dict) or (profile.metric and not isinstance(
+            line.get(profile.metric), dict | bool)):
+        raise InputError(f"the line has no {profile.metric} (a line of another benchmark?)",
+                         where, f"import {profile.title} samples only, or name the benchmark "
+                                "with --benchmark")
+    verdict, stated = profile.verdict(line)
+    if stated is None and profile.withheld:
+        raise InputError("the line's answer is withheld", where, profile.withheld)
+    doc = docs.doc(line, subtask, where)
+    question = profile.fields.question_of(doc, int(line.get("doc_id") or 0), prefix, where)
+    if stated is not None and stated != question["answer"]:
+        raise InputError(f"the line states answer {stated!r}, its record {question['answer']!r}",
+                         where, "pass the annotations of the same benchmark version")
+    return question, _response(line, where), verdict
+
+
+def finish(profile: Profile, lines: Lines, source: Path, run_id: str, workspace: Path,
+           harness: str, rule: str, **options: Any) -> ImportSummary:
+    """Build the benchmark (a first import), check against the workspace's, write the run,
+    and say where the harness's verdicts differ from the workspace's letter rule."""
+    _check_run_id(run_id)
+    _check_workspace(workspace)
+    existing = workspace_benchmark(workspace)
+    rule = existing.letter_rule if existing is not None else rule
+    built = _built(profile, lines, source, rule)
+    summary = finish_import(source, run_id, workspace, lines.answers, built=built, **options)
+    summary.notes += _verdict_notes(profile, lines, rule, harness)
+    if existing is None and profile.single_type_note:
+        summary.notes.append(f"{profile.single_type_note}: every question is of type "
+                             f"{profile.fields.single_type!r} (task types are not balanced)")
+    return summary
+
+
+def _built(profile: Profile, lines: Lines, source: Path, rule: str) -> Built:
+    import tempfile
+
+    records = [lines.questions[q] for q in sorted(lines.questions)]
+    data = (json.dumps(records, ensure_ascii=False, indent=1) + "\n").encode()
+    settings: dict[str, Any] = {"letter_rule": rule,
+                                "difficulty_field": profile.difficulty_field}
+    settings.update(profile.settings)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / f"{profile.name}.json"
+        path.write_bytes(data)
+        from split_assets.data.benchmark import Levels
+
+        edges, names = settings.get("difficulty_edges"), settings.get("difficulty_levels")
+        levels = Levels(profile.difficulty_field, tuple(edges) if edges else None,
+                        tuple(names) if names else None)
+        try:
+            benchmark = read_benchmark_files([path], levels, rule)
+        except InputError as exc:
+            raise InputError(f"the records are not a valid benchmark: {exc.what}", str(source),
+                             exc.fix) from None
+    return Built(benchmark, data, path.name, settings)
+
+
+def _verdict_notes(profile: Profile, lines: Lines, rule: str, harness: str) -> list[str]:
+    differ, chance = 0, 0
+    for qid, theirs in lines.verdicts.items():
+        q, a = lines.questions[qid], lines.answers[qid]
+        letter = letter_of(rule, a.response, a.prediction, q["options"])
+        if theirs is None or theirs == (letter == q["answer"]):
+            continue
+        if letter == "" and profile.chance:
+            chance += 1
+        else:
+            differ += 1
+    notes = []
+    if chance:
+        notes.append(f"{chance} reply(ies) hold no letter: {harness} drew one at random or "
+                     "asked its GPT judge, and counted some right; here they count as no "
+                     "answer (INFRA)")
+    if differ:
+        notes.append(f"{harness}'s own verdict differs on {differ} answer(s) (letter rule "
+                     f"{rule!r} of this workspace): kept the workspace's rule")
+    return notes
+
+
+_SAMPLES = re.compile(r"_samples_(?P<task>[A-Za-z0-9_.-]+)\.jsonl$")
+
+
+def task_of(path: Path) -> str | None:
+    match = _SAMPLES.search(path.name)
+    return match["task"] if match else None
+
+
+def group_by_task(files: list[Path]) -> dict[str | None, list[Path]]:
+    out: dict[str | None, list[Path]] = defaultdict(list)
+    for path in files:
+        out[task_of(path)].append(path)
+    return out
+
+
+def import_lmms_lines(profile: Profile, files: list[Path], run_id: str, workspace: Path,
+                      annotations: list[Path], task: str | None = None,
+                      **options: Any) -> ImportSummary:
+    """Import the sample files of one run of a profiled benchmark (MVBench: one per subtask)."""
+    from split_assets.data.frameworks import _jsonl
+
+    groups = _chosen_tasks(profile, files, task)
+    docs = Docs(profile, read_rows(annotations))
+    lines = Lines()
+    for name, paths in sorted(groups.items(), key=lambda kv: str(kv[0])):
+        subtask = profile.subtask(name)
+        if profile.subtask_prefix and subtask is None:
+            raise UserError(f"{paths[0].name} names no {profile.title} subtask", "--samples",
+                            f"pass the <date>_samples_{profile.subtask_prefix}<subtask>.jsonl "
+                            "files lmms-eval wrote")
+        for path in paths:
+            for where, line in _jsonl(path):
+                question, reply, verdict = lmms_line(profile, docs, line, subtask,
+                                                     subtask or profile.name, where)
+                lines.add(question, _Answer(None, reply, None), verdict, where)
+    source = files[0] if len(files) == 1 else files[0].parent
+    return finish(profile, lines, source, run_id, workspace, "lmms-eval", profile.letter_rule,
+                  **options)
+
+
+def _chosen_tasks(profile: Profile, files: list[Path],
+                  task: str | None) -> dict[str | None, list[Path]]:
+    for path in files:
+        if not path.is_file():
+            raise UserError(f"samples file not found: {path}", "--samples",
+                            "pass the *_samples_<task>.jsonl files lmms-eval wrote")
+    groups = group_by_task(files)
+    if task is not None:
+        groups = {t: p for t, p in groups.items() if t in (task, None)}
+        if not groups:
+            raise UserError(f"no file of task {task!r} among {len(files)} file(s)", "--task",
+                            "name the task of the files (<date>_samples_<task>.jsonl)")
+    named = sorted(t for t in groups if t is not None)
+    if len(named) > 1 and not profile.subtask_prefix:
+        raise UserError(f"the files hold {len(named)} task variants ({', '.join(named)})",
+                        "--samples", "pass --task NAME to import one of them")
+    return groups
+
+
+def import_vlm_rows(profile: Profile, results: Path, run_id: str, workspace: Path,
+                    **options: Any) -> ImportSummary:
+    """Import a VLMEvalKit prediction (or _score) table of a profiled benchmark."""
+    from split_assets.data.frameworks import FAIL_MARK, _cell, _table
+
+    assert profile.vlmeval is not None
+    rows = _table(results)
+    positions = _positions(rows) if profile.subtask_prefix else {}
+    lines = Lines()
+    for number, row in rows:
+        where = f"{results} row {number}"
+        subtask = _snake(_cell(row.get("task_type"))) if profile.subtask_prefix else None
+        question = profile.fields.question_of(row, positions.get(number, number - 2),
+                                              subtask or profile.name, where)
+        text = _cell(row.get("prediction"))
+        answer = _Answer(None, "", "error") if FAIL_MARK in text else _Answer(None, text, None)
+        score = _cell(row.get("score")).strip()
+        verdict = {"1": True, "1.0": True, "0": False, "0.0": False}.get(score)
+        lines.add(question, answer, verdict, where)
+    return finish(profile, lines, results, run_id, workspace, "VLMEvalKit", profile.vlmeval[1],
+                  **options)
+
+
+def _snake(name: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "_", name.strip().lower()).strip("_")
+
+
+def _positions(rows: list[tuple[int, dict[str, Any]]]) -> dict[int, int]:
+    """Each row's place within its subtask, in the order of VLMEvalKit's ``index`` (the
+    order of the subtask's json file, which lmms-eval's doc_id counts too)."""
+    from split_assets.data.frameworks import _cell
+
+    by_task: dict[str, list[tuple[float, int]]] = defaultdict(list)
+    for number, row in rows:
+        try:
+            index = float(_cell(row.get("index")))
+        except ValueError:
+            index = float(number)
+        by_task[_cell(row.get("task_type"))].append((index, number))
+    return {number: place for part in by_task.values()
+            for place, (_, number) in enumerate(sorted(part))}
