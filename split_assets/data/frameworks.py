@@ -229,7 +229,8 @@ def import_vlmevalkit(results: Path, run_id: str, workspace: Path, replace: bool
 _REQUIRED = ("video", "question", "answer", "prediction")
 
 
-def _table(path: Path) -> list[tuple[int, dict[str, Any]]]:
+def _table(path: Path, required: tuple[str, ...] = _REQUIRED,
+           what: str = "Video-MME") -> list[tuple[int, dict[str, Any]]]:
     """(spreadsheet row number, row) of an xlsx / tsv / csv table (header on row 1)."""
     if not path.is_file():
         raise UserError(f"results table not found: {path}", "--results",
@@ -255,10 +256,10 @@ def _table(path: Path) -> list[tuple[int, dict[str, Any]]]:
     except (ValueError, OSError, UnicodeDecodeError) as exc:
         raise InputError(f"cannot read the table: {' '.join(str(exc).split())[:160]}",
                          str(path), "pass the table VLMEvalKit wrote") from None
-    missing = [c for c in _REQUIRED if c not in frame.columns]
+    missing = [c for c in required if c not in frame.columns]
     if missing:
         raise InputError(f"missing column(s) {', '.join(missing)}", f"{path} row 1",
-                         "pass VLMEvalKit's Video-MME prediction table")
+                         f"pass VLMEvalKit's {what} prediction table")
     return [(i + 2, row) for i, row in enumerate(frame.to_dict("records"))]
 
 

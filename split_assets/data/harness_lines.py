@@ -256,7 +256,8 @@ def import_vlm_rows(profile: Profile, results: Path, run_id: str, workspace: Pat
     from split_assets.data.frameworks import FAIL_MARK, _cell, _table
 
     assert profile.vlmeval is not None
-    rows = _table(results)
+    rows = _table(results, ("prediction", profile.fields.video_id, profile.fields.question),
+                  profile.title)
     positions = _positions(rows) if profile.subtask_prefix else {}
     lines = Lines()
     for number, row in rows:

@@ -494,3 +494,47 @@ def by_chance(name: str, reply: str, row: dict[str, Any]) -> bool:
         index2ans = {"ABCDE"[i]: row[f"a{i}"].strip() for i in range(5)}
         return mmmu_parse(reply.strip(), list("ABCDE"), index2ans, False) is None
     return False
+
+
+# ------------------------------------------------------------- VLMEvalKit tables ------------
+
+MVBENCH_TITLES = {"action_sequence": "Action Sequence", "action_prediction": "Action Prediction"}
+
+
+def _title(task: str) -> str:
+    return MVBENCH_TITLES.get(task, task.replace("_", " ").title())
+
+
+def vlm_rows(name: str, rows: list[dict[str, Any]], reply_list: list[str]) -> list[dict]:
+    """The prediction table's rows: the dataset TSV's columns + prediction + score."""
+    out = []
+    for i, (row, reply) in enumerate(zip(rows, reply_list, strict=True)):
+        letter = answer_letter(name, row)
+        if name == "longvideobench":
+            rec = {**row, "index": i, "video": row["video_id"],
+                   "video_path": f"./videos/{row['video_id']}.mp4",
+                   "candidates": str(list(row["candidates"]))}
+            rec["score"] = int(vlm_lvb_letter(reply) == letter)
+        else:
+            choices = {"ABCDE"[j]: c for j, c in enumerate(row["candidates"])}
+            rec = {"index": i, "task_type": _title(row["task"]), "prefix": f"./{row['task']}/",
+                   "data_type": "video", "bound": False, "start": 0.0, "end": 0.0,
+                   "video": row["video"], "question": row["question"], "answer": row["answer"],
+                   "candidates": str(list(row["candidates"]))}
+            rec["score"] = vlm_mvbench_score(reply, f"({letter}) {row['answer']}", choices,
+                                             letter)
+        rec["prediction"] = reply
+        out.append(rec)
+    return out
+
+
+def write_vlm(path: Path, name: str, rows: list[dict[str, Any]], reply_list: list[str],
+              score: bool = True) -> Path:
+    """<model>_<dataset>_8frame.xlsx (score=True: its _score table, with the score column)."""
+    import pandas as pd
+
+    frame = pd.DataFrame(vlm_rows(name, rows, reply_list))
+    if not score:
+        frame = frame.drop(columns=["score"])
+    frame.to_excel(path, index=False)
+    return path
