@@ -12,6 +12,12 @@ Each method runs in its own subprocess, so its peak RSS is its own. Printed per 
 baseline accuracy) in percentage points, wall seconds of the selection and peak RSS; then the
 ratios ours/sklearn. The last line is one JSON object.
 
+Then the benchmarks shaped like LongVideoBench's val set (1,337 questions on 753 videos of 1-5
+questions) and MVBench (4,000 questions, no difficulty) from public aggregates
+(split_assets/demo/shapes.py): our test pool's largest deviation over category, difficulty and
+baseline accuracy against the exact optimum (split/optimum.py, a MILP per test pool size)
+and StratifiedGroupKFold's; the acceptance is ours <= max(0.1 pp, optimum + 0.05 pp).
+
 Run: .venv/bin/pip install -e '.[bench]' && .venv/bin/python bench/split_quality.py [--quick]
 """
 
@@ -163,7 +169,51 @@ def main() -> None:
                                                     "seconds", "peak_rss_mb")},
                      "sklearn": {k: sk[k] for k in ("task_pp", "difficulty_pp", "accuracy_pp",
                                                      "seconds", "peak_rss_mb")}})
-    print(json.dumps({"runs": runs}))
+    shaped = [shaped_case(name) for name in ("longvideobench", "mvbench")]
+    print(json.dumps({"runs": runs, "shaped": shaped}))
+
+
+def shaped_case(name: str) -> dict:
+    """Ours, StratifiedGroupKFold's and the exact optimum's test pool on a shaped benchmark."""
+    import tempfile
+
+    from sklearn.model_selection import StratifiedGroupKFold
+
+    from split_assets.config import load_config
+    from split_assets.demo.shapes import build_shaped_workspace
+    from split_assets.inputs import Inputs
+    from split_assets.split.optimum import exact_optimum, largest_deviation
+    from split_assets.split.problem import SplitProblem, SplitQuestion
+    from split_assets.split.selection import select_trainval
+
+    with tempfile.TemporaryDirectory() as tmp:
+        build_shaped_workspace(Path(tmp), name)
+        inputs = Inputs(load_config(Path(tmp) / "video_split.yaml"))
+        preds, cfg = inputs.predictions, inputs.loaded.config.video_split
+    questions = [SplitQuestion(p.question_id, p.video_id, p.task_type, p.difficulty, p.correct,
+                               None if p.correct else "T1") for p in preds]
+    started = time.perf_counter()
+    selection = select_trainval(SplitProblem.from_config(questions, cfg))
+    seconds = time.perf_counter() - started
+    videos = [p.video_id for p in preds]
+    dims = [[p.task_type for p in preds], [p.difficulty for p in preds],
+            [str(p.correct) for p in preds]]
+    ours = largest_deviation(videos, dims, set(selection.test))
+    best = exact_optimum(videos, dims, len(selection.test), upper=ours + 1e-9)
+    y = [f"{p.task_type}/{p.difficulty}" for p in preds]
+    folds = StratifiedGroupKFold(n_splits=3, shuffle=True, random_state=3)
+    _, test_idx = next(folds.split(np.zeros(len(y)), y, groups=videos))
+    sk = largest_deviation(videos, dims, {videos[i] for i in test_idx})
+    row = {"benchmark": name, "questions": len(preds), "videos": len(set(videos)),
+           "ours_pp": round(100 * ours, 4), "optimum_pp": round(100 * best.deviation, 4),
+           "optimum_proven": best.proven, "sklearn_pp": round(100 * sk, 4),
+           "seconds": round(seconds, 3),
+           "within": ours <= max(0.001, best.deviation + 0.0005) + 1e-12}
+    print(f"{name:>15} {row['questions']} questions, {row['videos']} videos: ours "
+          f"{row['ours_pp']:.4f} pp ({seconds:.2f} s), exact optimum {row['optimum_pp']:.4f} pp"
+          f" (proven {best.proven}), sklearn {row['sklearn_pp']:.4f} pp; ours <= max(0.1 pp, "
+          f"optimum + 0.05 pp): {'ok' if row['within'] else 'MISSED'}")
+    return row
 
 
 if __name__ == "__main__":
