@@ -218,20 +218,19 @@ def signals_copy(to: str, config: Path | None) -> int:
     return 0
 
 
-def demo(directory: Path, name: str = "demo") -> int:
-    """Build the sample workspace in ``directory``, declare it as workspace ``name`` (so
-    ``make ui`` shows it) and run it."""
-    from split_assets.demo import build_workspace
+def demo(directory: Path, name: str = "demo", shape: str = "videomme") -> int:
+    """Build the sample workspace in ``directory`` (shaped like ``shape``), declare it as
+    workspace ``name`` (so ``make ui`` shows it) and run it."""
+    from split_assets.demo import build_shaped
     from split_assets.instances import declare, declared_as
 
     declared_as(name, directory / "video_split.yaml")  # a taken name: refused before building
-    summary = build_workspace(directory)
-    _err(f"sample workspace: {summary.n_videos} videos, {summary.n_questions} questions, "
-         f"baseline accuracy {summary.accuracy:.3f}, {summary.n_infra} INFRA, in {directory}")
-    where, new = declare(name, summary.config_path)
+    config, built = build_shaped(directory, shape)
+    _err(built)
+    where, new = declare(name, config)
     if new:
         _err(f"declared workspace {name!r} in {where}")
-    return run(summary.config_path)
+    return run(config)
 
 
 def workspace(args: argparse.Namespace) -> int:
@@ -391,7 +390,7 @@ def _dispatch(args: argparse.Namespace) -> int:
         from split_assets import cli_evaluation
 
         return cli_evaluation.dispatch(args)
-    return demo(args.dir, args.name)
+    return demo(args.dir, args.name, args.shape)
 
 
 if __name__ == "__main__":

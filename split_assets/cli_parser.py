@@ -174,6 +174,9 @@ def _add_run_data_parsers(sub: argparse._SubParsersAction, config_help: str) -> 
                    help=f"where to build it (default: {DEFAULT_DEMO_DIR}/)")
     p.add_argument("--name", default="demo",
                    help="the workspace's name in Dagster, its asset-key prefix (default: demo)")
+    p.add_argument("--shape", choices=("videomme", "longvideobench", "mvbench"),
+                   default="videomme", help="the benchmark it is shaped like (default: "
+                   "videomme; the others from public aggregates, answer_only judge)")
 
     p = sub.add_parser("ledger", help="every evaluation of a run on the config's frozen pools "
                                       "(what was looked at, and when)")

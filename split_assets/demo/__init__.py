@@ -196,3 +196,19 @@ def _planted_by_type(questions: list[Question]) -> tuple[dict[str, int], dict[st
         elif q.tier == "T1":
             t1[q.task_type] += 1
     return t2, t1
+
+
+def build_shaped(directory: Path, shape: str = "videomme") -> tuple[Path, str]:
+    """Build the sample workspace shaped like ``shape`` (videomme: :func:`build_workspace`;
+    longvideobench, mvbench: demo/shapes.py); its config and a line saying what it holds."""
+    if shape == "videomme":
+        summary = build_workspace(directory)
+        return summary.config_path, (
+            f"sample workspace: {summary.n_videos} videos, {summary.n_questions} questions, "
+            f"baseline accuracy {summary.accuracy:.3f}, {summary.n_infra} INFRA, in {directory}")
+    from split_assets.demo.shapes import build_shaped_workspace
+
+    imported = build_shaped_workspace(directory, shape)
+    return directory / "video_split.yaml", (
+        f"sample workspace shaped like {shape}: {imported.questions} questions, a baseline "
+        f"and 2 reference runs (answer_only judge), in {directory}")

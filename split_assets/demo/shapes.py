@@ -162,10 +162,14 @@ def build_shaped_workspace(directory: Any, name: str, seed: int = 7,
     from split_assets.data.harness_lines import Lines, finish
     from split_assets.data.importers import _Answer
     from split_assets.data.profiles import PROFILES
+    from split_assets.demo.writers import prepare_directory
 
     profile = PROFILES[name]
     shape = longvideobench(seed) if name == "longvideobench" else mvbench(seed)
     directory = Path(directory)
+    prepare_directory(directory)
+    for stale in ("harness.db", "signals.db"):  # a previous shaped workspace's runs
+        (directory / stale).unlink(missing_ok=True)
     place: dict[str, int] = {}
     questions = []
     for row in shape.rows:

@@ -13,17 +13,17 @@ import pytest
 from conftest import kv
 
 from split_assets.config import load_config
-from split_assets.demo.shapes import build_shaped_workspace
 from split_assets.inputs import Inputs
 from split_assets.split.optimum import exact_optimum, largest_deviation
 
 
 @pytest.mark.parametrize("name", ["longvideobench", "mvbench"])
 def test_the_test_pool_is_near_the_exact_optimum(tmp_path: Path, run_cli, name: str) -> None:  # noqa: ANN001
-    build_shaped_workspace(tmp_path / name, name)
-    config = tmp_path / name / "video_split.yaml"
-    code, out, err = run_cli("run", "--config", str(config))
+    code, out, err = run_cli("demo", "--dir", str(tmp_path / name), "--shape", name,
+                             "--name", name)
     assert code == 0, err
+    assert f"shaped like {name}" in err and f"declared workspace {name!r}" in err
+    config = tmp_path / name / "video_split.yaml"
     pools = json.loads(Path(kv(out)["pools"]).read_text())
     inputs = Inputs(load_config(config))
     preds = {p.question_id: p for p in inputs.predictions}
