@@ -89,3 +89,27 @@ def test_a_vlmevalkit_workspace_scores_as_its_score_column(tmp_path: Path, run_c
         assert preds[question_id(name, rows, i)].correct == bool(score), (i, reps[i])
     with sqlite3.connect(ws / "harness.db") as conn:
         assert conn.execute("SELECT count(*) FROM predictions").fetchone()[0] == len(rows)
+
+
+def test_vlmevalkit_refusals_are_one_line(tmp_path: Path, run_cli) -> None:  # noqa: ANN001
+    rows, ws = _rows("longvideobench"), tmp_path / "ws"
+
+    def refused(xlsx: Path) -> str:
+        code, out, err = run_cli("import", "vlmevalkit", "--results", str(xlsx), "--run-id",
+                                 "r", "--workspace", str(ws))
+        assert code == 2 and out == "" and len(err.strip().splitlines()) == 1, err
+        assert not ws.exists()
+        return err
+
+    import pandas as pd
+
+    xlsx = write_vlm(tmp_path / "m_LongVideoBench_8frame.xlsx", "longvideobench", rows,
+                     replies("longvideobench", rows, "r"), score=False)
+    frame = pd.read_excel(xlsx)
+    frame.loc[3, "correct_choice"] = 7  # beyond the options
+    frame.to_excel(xlsx, index=False)
+    err = refused(xlsx)
+    assert "row 5" in err and "outside the question's options" in err
+    err = refused(write_vlm(tmp_path / "m_MLVU_MCQ_8frame.xlsx", "longvideobench", rows,
+                            replies("longvideobench", rows, "r")))
+    assert "MLVU tables are not supported" in err and "lmms-eval" in err
