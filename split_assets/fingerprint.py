@@ -17,6 +17,7 @@ from typing import Any
 
 from split_assets.config import LoadedConfig
 from split_assets.data.harness import run_digest
+from split_assets.data.letters import DEFAULT_RULE
 from split_assets.errors import UserError
 from split_assets.judge import Judge, build_judge
 from split_assets.judge.prompts import load_templates, templates_digest
@@ -51,6 +52,9 @@ def compute_fingerprint(loaded: LoadedConfig, judge: Judge | None = None) -> Fin
         "judge_source_digest": source_digest(judge.source_files()),
         "settings": judge.settings(),
     }
+    rule = loaded.config.video_split.letter_rule
+    if rule != DEFAULT_RULE:  # which answers are wrong, and so every verdict, depends on it
+        components["letter_rule"] = rule
     if diag.judge == "rules" and diag.context == "answer_only" and diag.reference_runs:
         components["reference_predictions"] = {
             run: run_digest(loaded.paths.harness_db, run) for run in diag.reference_runs}

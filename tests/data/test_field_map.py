@@ -107,3 +107,21 @@ diag: {{prompt_version: v1, model: m, judge: rules, context: answer_only}}
     with pytest.raises(ConfigError) as caught:
         load_config(config)
     assert said in str(caught.value)
+
+
+def test_the_letter_rule_is_part_of_the_fingerprint(tmp_path: Path, run_cli) -> None:  # noqa: ANN001
+    """Which answers are wrong depends on the rule, so every verdict does: a workspace
+    scored by another rule is another judge's partition (Video-MME's rule adds nothing)."""
+    (tmp_path / "clipqa.yaml").write_text(MAP)
+    samples = _samples(tmp_path / "20260101_000000_samples_clipqa.jsonl", ["It is B"] * 12)
+    ws = tmp_path / "ws"
+    assert run_cli("import", "lmms-eval", "--samples", str(samples), "--map",
+                   str(tmp_path / "clipqa.yaml"), "--run-id", "base", "--workspace",
+                   str(ws))[0] == 0
+    config = ws / "video_split.yaml"
+    code, out, _ = run_cli("fingerprint", "--config", str(config))
+    assert code == 0 and "letter_rule=perceptiontest" in out
+    config.write_text(config.read_text().replace("  letter_rule: perceptiontest\n", ""))
+    code, out2, err = run_cli("fingerprint", "--config", str(config))
+    assert code == 0, err
+    assert out2.splitlines()[0] != out.splitlines()[0] and "letter_rule" not in out2
