@@ -59,7 +59,7 @@ def read_rows(paths: list[Path]) -> dict[str, list[dict[str, Any]]]:
     for path in paths:
         if not path.is_file():
             raise UserError(f"annotations file not found: {path}", "--annotations",
-                            "pass the benchmark's release file (README: supported benchmarks)")
+                            "pass the benchmark's release file (README: \"Other benchmarks\")")
         text = path.read_text(encoding="utf-8")
         try:
             data = (json.loads(text) if path.suffix != ".jsonl" else
@@ -182,9 +182,9 @@ def _verdict_notes(profile: Profile, lines: Lines, rule: str, harness: str) -> l
             differ += 1
     notes = []
     if chance:
-        notes.append(f"{chance} reply(ies) hold no letter: {harness} drew one at random or "
-                     "asked its GPT judge, and counted some right; here they count as no "
-                     "answer (INFRA)")
+        notes.append(f"{chance} reply(ies) hold no letter, yet {harness} counted them right "
+                     "(it drew a letter at random or asked its GPT judge): here they count as "
+                     "no answer (INFRA)")
     if differ:
         notes.append(f"{harness}'s own verdict differs on {differ} answer(s) (letter rule "
                      f"{rule!r} of this workspace): kept the workspace's rule")
