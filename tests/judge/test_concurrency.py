@@ -68,8 +68,10 @@ def test_a_hosted_api_with_varying_latency_is_not_throttled() -> None:
 
 
 def test_an_endpoint_without_queueing_is_filled_up_to_the_ceiling() -> None:
+    """In one step from the start; or, when a stall of this machine spread the first wave's
+    answers (> 1.5x apart: queued, or cold), after measuring the no-load latency at 1."""
     limit = _settle(SlotServer(1000, 0.02), 400, ceiling=32)
-    assert limit.limit == 32 and [n for _, n in limit.history] == [8, 32]
+    assert limit.limit == 32 and [n for _, n in limit.history] in ([8, 32], [8, 1, 32])
 
 
 def test_a_timeout_halves_once_per_round_trip_and_holds_the_place() -> None:
