@@ -68,6 +68,8 @@ def load_map(path: Path) -> Profile:
     try:
         raw = yaml.safe_load(path.read_text(encoding="utf-8"))
         spec = _Map.model_validate(raw)
+    except UnicodeDecodeError:
+        raise InputError("the map is not UTF-8 text", str(path), "save it as UTF-8") from None
     except yaml.YAMLError as exc:
         raise InputError(f"the map is not valid YAML: {exc}".splitlines()[0], str(path),
                          "fix the YAML syntax") from None

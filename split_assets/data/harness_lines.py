@@ -60,18 +60,33 @@ def read_rows(paths: list[Path]) -> dict[str, list[dict[str, Any]]]:
         if not path.is_file():
             raise UserError(f"annotations file not found: {path}", "--annotations",
                             "pass the benchmark's release file (README: \"Other benchmarks\")")
-        text = path.read_text(encoding="utf-8")
         try:
-            data = (json.loads(text) if path.suffix != ".jsonl" else
-                    [json.loads(line) for line in text.splitlines() if line.strip()])
-        except json.JSONDecodeError as exc:
-            raise InputError(f"invalid JSON: {exc.msg} at line {exc.lineno}", str(path),
-                             "pass the benchmark's release file as it was published") from None
-        if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
-            raise InputError("the annotations are not a list of records", str(path),
-                             "pass the benchmark's rows: a JSON list or one record per line")
-        out[path.stem] = data
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            raise InputError("the file is not UTF-8 text", str(path), "save it as UTF-8") from None
+        out[path.stem] = _records(path, text)
     return out
+
+
+def _records(path: Path, text: str) -> list[dict[str, Any]]:
+    where = str(path)
+    try:
+        if path.suffix == ".jsonl":
+            data = []
+            for number, line in enumerate(text.splitlines(), start=1):
+                where = f"{path}:{number}"
+                if line.strip():
+                    data.append(json.loads(line))
+        else:
+            data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        at = where if path.suffix == ".jsonl" else f"{path}:{exc.lineno}"
+        raise InputError(f"invalid JSON: {exc.msg}", at,
+                         "pass the benchmark's release file as it was published") from None
+    if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
+        raise InputError("the annotations are not a list of records", str(path),
+                         "pass the benchmark's rows: a JSON list or one record per line")
+    return data
 
 
 class Docs:
@@ -95,11 +110,16 @@ class Docs:
             if str(stated) not in self.by_id:
                 raise InputError(f"question {stated!r} is not in the annotations", where, fix)
             return self.by_id[str(stated)]
-        part = self.rows.get(subtask or "") or (next(iter(self.rows.values()))
-                                                if len(self.rows) == 1 else None)
-        if part is None:
-            raise InputError(f"no annotations file for subtask {subtask!r}", where,
-                             f"pass {subtask}.json among --annotations")
+        if self.profile.subtask_prefix:  # MVBench: the subtask's own file, by its name
+            part = self.rows.get(subtask or "")
+            if part is None:
+                raise InputError(f"no annotations file for subtask {subtask!r}", where,
+                                 f"pass {subtask}.json among --annotations")
+        elif len(self.rows) > 1:
+            raise InputError(f"{len(self.rows)} annotations files for one benchmark", where,
+                             f"pass one: {self.profile.annotations}")
+        else:
+            part = next(iter(self.rows.values()))
         doc_id = line.get("doc_id")
         if not isinstance(doc_id, int) or not 0 <= doc_id < len(part):
             raise InputError(f"doc_id {doc_id!r} is not a row of the annotations "
@@ -121,7 +141,11 @@ def lmms_line(profile: Profile, docs: Docs, line: Any, subtask: str | None, pref
     if stated is None and profile.withheld:
         raise InputError("the line's answer is withheld", where, profile.withheld)
     doc = docs.doc(line, subtask, where)
-    question = profile.fields.question_of(doc, int(line.get("doc_id") or 0), prefix, where)
+    doc_id = line.get("doc_id")
+    if not isinstance(doc_id, int) or isinstance(doc_id, bool) or doc_id < 0:
+        raise InputError(f"doc_id {doc_id!r} is not a row number", where,
+                         "pass lmms-eval's samples file as it wrote it")
+    question = profile.fields.question_of(doc, doc_id, prefix, where)
     if stated is not None and stated != question["answer"]:
         raise InputError(f"the line states answer {stated!r}, its record {question['answer']!r}",
                          where, "pass the annotations of the same benchmark version")
@@ -259,12 +283,16 @@ def import_vlm_rows(profile: Profile, results: Path, run_id: str, workspace: Pat
     rows = _table(results, ("prediction", profile.fields.video_id, profile.fields.question),
                   profile.title)
     positions = _positions(rows) if profile.subtask_prefix else {}
+    known = _by_content(workspace) if profile.subtask_prefix else {}
     lines = Lines()
     for number, row in rows:
         where = f"{results} row {number}"
         subtask = _snake(_cell(row.get("task_type"))) if profile.subtask_prefix else None
         question = profile.fields.question_of(row, positions.get(number, number - 2),
                                               subtask or profile.name, where)
+        # a table without some rows (VLMEvalKit leaves out a video it cannot find) would
+        # shift the places: the workspace's question with the same content is the one
+        question["question_id"] = known.get(_content(question), question["question_id"])
         text = _cell(row.get("prediction"))
         answer = _Answer(None, "", "error") if FAIL_MARK in text else _Answer(None, text, None)
         score = _cell(row.get("score")).strip()
@@ -272,6 +300,21 @@ def import_vlm_rows(profile: Profile, results: Path, run_id: str, workspace: Pat
         lines.add(question, answer, verdict, where)
     return finish(profile, lines, results, run_id, workspace, "VLMEvalKit", profile.vlmeval[1],
                   **options)
+
+
+def _content(q: dict[str, Any]) -> tuple[Any, ...]:
+    fold = " ".join(str(q["question"]).split()).casefold()
+    return q["task_type"], q["video_id"], fold, tuple(o.strip() for o in q["options"])
+
+
+def _by_content(workspace: Path) -> dict[tuple[Any, ...], str]:
+    """The workspace's questions by content (those whose content is unique)."""
+    benchmark = workspace_benchmark(workspace) if workspace.is_dir() else None
+    found: dict[tuple[Any, ...], list[str]] = defaultdict(list)
+    for q in benchmark.questions if benchmark is not None else ():
+        found[_content({"task_type": q.task_type, "video_id": q.video_id,
+                        "question": q.question, "options": q.options})].append(q.question_id)
+    return {key: ids[0] for key, ids in found.items() if len(ids) == 1}
 
 
 def _snake(name: str) -> str:

@@ -127,7 +127,7 @@ def _vqa_punctuation(text: str) -> str:
             out = out.replace(p, "")
         else:
             out = out.replace(p, " ")
-    return _PERIOD_STRIP.sub("", out)
+    return _PERIOD_STRIP.sub("", out, count=32)  # the harness passes re.UNICODE (32) as count
 
 
 def mvbench(text: str, options: Sequence[str]) -> str:
@@ -164,12 +164,15 @@ def _can_infer(text: str, options: Sequence[str]) -> str:
 
 def vlmeval_mvbench(text: str, options: Sequence[str]) -> str:
     """VLMEvalKit dataset/utils/mvbench.py check_ans_with_model: the reply's first token is
-    "(x)", "x)", "(x" or "x" (periods dropped), or holds "(x)"; else can_infer; else its LLM
-    judge, which no rule reproduces: "" here (the default run has none)."""
+    "(x)", "x)", "(x" or "x" for an option letter x (periods dropped), or holds "(x)"; else
+    can_infer. Not reproduced: its LLM judge (chatgpt-0125 by default, when an API key works;
+    a score table does not say whether it ran), and a first token of "(" or ")", which it
+    counts right whatever the answer."""
+    letters = "abcde"[:len(options)]
     first = text.lower().strip().split(" ")[0]
     match = (re.fullmatch(r"\(?([a-z])\)?", first.replace(".", ""))
              or re.search(r"\(([a-z])\)", first))
-    if match:
+    if match and match.group(1) in letters:
         return match.group(1).upper()
     return _can_infer(text, options)
 
@@ -217,7 +220,7 @@ def nextqa(text: str, options: Sequence[str]) -> str:
 
 def egoschema(text: str, options: Sequence[str]) -> str:
     """lmms-eval tasks/egoschema/utils.py parse_multi_choice_response (all three kinds, the
-    earliest occurrence; no letter: pred -1, wrong)."""
+    earliest occurrence; a random letter when none: "" here)."""
     return _mmmu(text.strip(), options, first_wins=False)
 
 

@@ -37,7 +37,7 @@ class FieldMap:
     answer_is: Literal["letter", "index", "text", "option"]
     task_type: str | None
     difficulty: str | None = None
-    drop_options: tuple[str, ...] = ("N/A",)
+    drop_options: tuple[str, ...] = ("N/A",)  # the options end at the first of these
     options_in_question: bool = False
     single_type: str = "all"
     or_list: str | None = None  # the options as one list where the fields are absent
@@ -79,8 +79,11 @@ class FieldMap:
             name = self.options[0] if len(self.options) == 1 else str(self.or_list)
             options = _list_of(doc[name], name, where)
         else:
-            options = [str(doc[f]) for f in self.options if doc.get(f) not in (None, "")]
-        kept = [o for o in options if o.strip() not in self.drop_options]
+            options = [str(doc[f]) for f in self.options if doc.get(f) is not None]
+        # the options end at the first placeholder (LongVideoBench's "N/A", as its harness)
+        cut = next((i for i, o in enumerate(options) if o.strip() in self.drop_options),
+                   len(options))
+        kept = options[:cut]
         if len(kept) < 2:
             raise InputError(f"the question has {len(kept)} option(s)", where,
                              "pass records whose options are filled in")
@@ -236,14 +239,14 @@ PROFILES: dict[str, Profile] = {p.name: p for p in (
     Profile("nextqa", "NExT-QA (multiple choice)", ("nextqa_mc_test",), "exact_match",
             _fields(question_id=None, video_id="video", question="question",
                     options=tuple(f"a{i}" for i in range(5)), answer="answer",
-                    answer_is="index", task_type=None, single_type="nextqa"),
+                    answer_is="index", task_type=None, single_type="nextqa", drop_options=()),
             "nextqa", _nextqa, f"lmms-eval/NExTQA, config MC, split test: {_HF}", chance=True,
             single_type_note="NExT-QA's MC task logs no question type"),
     Profile("egoschema", "EgoSchema (subset)", ("egoschema_subset", "egoschema"), "score",
             _fields(question_id="question_idx", video_id="video_idx", question="question",
                     options=("option",), answer="answer", answer_is="index", task_type=None,
-                    single_type="egoschema"),
-            "egoschema", _egoschema, f"lmms-eval/egoschema, config Subset: {_HF}",
+                    single_type="egoschema", drop_options=()),
+            "egoschema", _egoschema, f"lmms-eval/egoschema, config Subset: {_HF}", chance=True,
             withheld="EgoSchema withholds the answers of its full set (task egoschema): "
                      "import egoschema_subset, the 500 questions with public answers",
             single_type_note="EgoSchema has no task types"),

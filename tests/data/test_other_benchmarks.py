@@ -77,6 +77,7 @@ def test_a_vlmevalkit_workspace_scores_as_its_score_column(tmp_path: Path, run_c
     rows, ws = _rows(name), tmp_path / "ws"
     reps = replies(name, rows, "base")
     reps[0] = "Answer: " + reps[0]  # VLMEvalKit strips "Answer:", lmms-eval's LVB rule not
+    reps[1] = "I think the answer is B."  # MVBench: "i" is no option; can_infer reads B
     xlsx = write_vlm(tmp_path / f"m_{DATASET[name]}_8frame_score.xlsx", name, rows, reps)
     code, out, err = run_cli("import", "vlmevalkit", "--results", str(xlsx), "--run-id",
                              "base", "--workspace", str(ws))

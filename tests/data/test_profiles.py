@@ -122,6 +122,13 @@ def test_refusals_name_the_file_the_line_and_the_fix(tmp_path: Path, run_cli) ->
                    "r", "--workspace", str(ws), "--annotations", *map(str, ann))
     assert f"{other}:1" in err and "no lvb_acc" in err and "another benchmark" in err
 
+    mv = questions("mvbench")
+    mv_files = write_lmms(tmp_path / "m", "mvbench", mv, replies("mvbench", mv, "r"), False)
+    mv_ann = write_annotations(tmp_path / "ma", "mvbench", mv)
+    err = _refused(run_cli, ws, "import", "lmms-eval", "--samples", *map(str, mv_files),
+                   "--run-id", "r", "--workspace", str(ws), "--annotations", str(mv_ann[0]))
+    assert "no annotations file for subtask" in err and ".json among --annotations" in err
+
     bad = [dict(r) for r in lvb]
     bad[0]["correct_choice"] = len(bad[0]["candidates"])  # beyond its options
     ann = write_annotations(tmp_path / "b", "longvideobench", bad)

@@ -133,7 +133,7 @@ def mvbench_mcq_acc(answer: str, pred: str) -> int:
 def mmmu_parse(response: str, all_choices: list[str], index2ans: dict[str, str],
                egoschema: bool) -> str | None:
     """NExT-QA's parse_multi_choice_response (egoschema=False) and EgoSchema's (True);
-    None where the harness draws a random letter (NExT-QA) or returns no match."""
+    None where the harness draws a random letter."""
     for char in [",", ".", "!", "?", ";", ":", "'"]:
         response = response.strip(char)
     response = " " + response + " "
@@ -374,7 +374,7 @@ def metrics(name: str, doc: dict[str, Any], reply: str) -> tuple[dict[str, Any],
         return {"exact_match": parsed == "ABCDE"[doc["answer"]]}, doc["answer"]
     if name == "egoschema":
         index2ans = {"ABCDE"[i]: doc["option"][i].strip() for i in range(5)}
-        parsed = mmmu_parse(pred, list("ABCDE"), index2ans, True) or ""
+        parsed = mmmu_parse(pred, list("ABCDE"), index2ans, True) or random.choice("ABCDE")
         index = {"A": 0, "B": 1, "C": 2, "D": 3, "E": 4}.get(parsed, -1)
         return {"submission": {doc["video_idx"]: index},
                 "score": {"pred": index, "ground_truth": doc["answer"]}}, doc["answer"]
@@ -493,6 +493,9 @@ def by_chance(name: str, reply: str, row: dict[str, Any]) -> bool:
     if name == "nextqa":
         index2ans = {"ABCDE"[i]: row[f"a{i}"].strip() for i in range(5)}
         return mmmu_parse(reply.strip(), list("ABCDE"), index2ans, False) is None
+    if name == "egoschema":
+        index2ans = {"ABCDE"[i]: row["option"][i].strip() for i in range(5)}
+        return mmmu_parse(reply.strip(), list("ABCDE"), index2ans, True) is None
     return False
 
 
