@@ -250,9 +250,22 @@ def import_lmms_lines(profile: Profile, files: list[Path], run_id: str, workspac
                 question, reply, verdict = lmms_line(profile, docs, line, subtask,
                                                      subtask or profile.name, where)
                 lines.add(question, _Answer(None, reply, None), verdict, where)
+    if workspace_benchmark(workspace) is None:  # a first import: the whole benchmark
+        _every_row(profile, docs.rows, lines)
     source = files[0] if len(files) == 1 else files[0].parent
     return finish(profile, lines, source, run_id, workspace, "lmms-eval", profile.letter_rule,
                   **options)
+
+
+def _every_row(profile: Profile, rows: dict[str, list[dict[str, Any]]], lines: Lines) -> None:
+    """The annotations' questions the lines did not answer (a run with --limit imports
+    with --partial against the whole benchmark)."""
+    for stem, part in rows.items():
+        prefix = stem if profile.subtask_prefix else profile.name
+        for position, row in enumerate(part):
+            question = profile.fields.question_of(row, position, prefix,
+                                                  f"{stem} record {position + 1}")
+            lines.questions.setdefault(question["question_id"], question)
 
 
 def _chosen_tasks(profile: Profile, files: list[Path],

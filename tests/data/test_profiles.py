@@ -135,3 +135,17 @@ def test_refusals_name_the_file_the_line_and_the_fix(tmp_path: Path, run_cli) ->
     err = _refused(run_cli, ws, "import", "lmms-eval", "--samples", str(files[0]), "--run-id",
                    "r", "--workspace", str(ws), "--annotations", *map(str, ann))
     assert f"{files[0]}:" in err and "outside the question's options" in err
+
+
+def test_a_partial_run_imports_against_the_whole_benchmark(tmp_path: Path, run_cli) -> None:  # noqa: ANN001
+    """lmms-eval --limit: the annotations make the benchmark, the lines answer part of it."""
+    rows = questions("perceptiontest")
+    files = write_lmms(tmp_path / "p", "perceptiontest", rows[:8],
+                       replies("perceptiontest", rows[:8], "r"), False)
+    ann = write_annotations(tmp_path / "a", "perceptiontest", rows)
+    argv = ["import", "lmms-eval", "--samples", str(files[0]), "--run-id", "r", "--workspace",
+            str(tmp_path / "ws"), "--annotations", str(ann[0])]
+    err = _refused(run_cli, tmp_path / "ws", *argv)
+    assert "4 of 12 benchmark questions have no answer" in err and "--partial" in err
+    code, out, err = run_cli(*argv, "--partial")
+    assert code == 0 and "8 answers to 12 questions" in out, err
