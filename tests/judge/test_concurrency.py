@@ -68,10 +68,13 @@ def test_a_hosted_api_with_varying_latency_is_not_throttled() -> None:
 
 
 def test_an_endpoint_without_queueing_is_filled_up_to_the_ceiling() -> None:
-    """In one step from the start; or, when a stall of this machine spread the first wave's
-    answers (> 1.5x apart: queued, or cold), after measuring the no-load latency at 1."""
-    limit = _settle(SlotServer(1000, 0.02), 400, ceiling=32)
-    assert limit.limit == 32 and [n for _, n in limit.history] in ([8, 32], [8, 1, 32])
+    """From the start straight to the ceiling (after a drain to 1 when a stall of this busy
+    machine spread the first wave's answers > 1.5x apart). The answers take 100 ms, so a stall
+    must last 50 ms to look like queueing; one that does may cost a level or two at the end."""
+    limit = _settle(SlotServer(1000, 0.1), 400, ceiling=32)
+    levels = [n for _, n in limit.history]
+    assert levels[0] == START and levels[1:3] in ([32], [1, 32], [32, 31], [32, 30])
+    assert limit.limit >= 30
 
 
 def test_a_timeout_halves_once_per_round_trip_and_holds_the_place() -> None:
