@@ -107,9 +107,7 @@ class VideoSplitConfig(_Section):
     @property
     def levels(self) -> Levels:
         """How the benchmark's questions get their difficulty level."""
-        return Levels(self.difficulty_field,
-                      tuple(self.difficulty_edges) if self.difficulty_edges else None,
-                      tuple(self.difficulty_levels) if self.difficulty_levels else None)
+        return Levels.of(self.difficulty_field, self.difficulty_edges, self.difficulty_levels)
 
     def identity(self) -> dict[str, Any]:
         """The section as ``split_id`` hashes it: keys added after the first release are left

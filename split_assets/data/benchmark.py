@@ -59,6 +59,11 @@ class Levels:
     edges: tuple[float, ...] | None = None
     names: tuple[str, ...] | None = None
 
+    @classmethod
+    def of(cls, field: str | None, edges: Any = None, names: Any = None) -> Levels:
+        """From config values (lists, or None / empty for none)."""
+        return cls(field, tuple(edges) if edges else None, tuple(names) if names else None)
+
     def level(self, value: Any, location: str) -> str:
         if self.field is None:
             return "all"

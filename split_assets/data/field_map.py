@@ -114,7 +114,7 @@ def _named(name: str) -> Profile | None:
 def lmms_profile(files: list[Path], benchmark: str | None,
                  map_file: Path | None) -> Profile | None:
     """The profile of lmms-eval sample files (None: Video-MME)."""
-    from split_assets.data.harness_lines import task_of
+    from split_assets.data.frameworks import task_of
 
     if map_file is not None:
         return load_map(map_file)

@@ -30,12 +30,11 @@ import ast
 import json
 import math
 import re
-import tempfile
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from split_assets.data.benchmark import Benchmark, read_benchmark_files
+from split_assets.data.benchmark import Benchmark
 from split_assets.data.importers import (
     BENCHMARK_FILE,
     ImportSummary,
@@ -65,7 +64,7 @@ def import_lmms_eval(samples: list[Path], run_id: str, workspace: Path, replace:
     """Import lmms-eval ``--log_samples`` files of one run of one task variant."""
     _check_run_id(run_id)
     _check_workspace(workspace)
-    files, skipped = _files_of_task(samples, task)
+    files, skipped = files_of_task(samples, task)
     answers: dict[str, _Answer] = {}
     docs: dict[str, dict[str, Any]] = {}
     seen: dict[str, str] = {}
@@ -93,15 +92,24 @@ def import_lmms_eval(samples: list[Path], run_id: str, workspace: Path, replace:
     return summary
 
 
-def _files_of_task(samples: list[Path], task: str | None) -> tuple[list[Path], list]:
+def task_of(path: Path) -> str | None:
+    """The task of a ``<date>_samples_<task>.jsonl`` file (None: the name does not say)."""
+    match = _SAMPLES.search(path.name)
+    return match["task"] if match else None
+
+
+def files_of_task(samples: list[Path], task: str | None,
+                  several: bool = False) -> tuple[list[Path], list]:
+    """The files of ``task`` (all when None) and the skipped (file, task) pairs; several
+    tasks without ``--task`` are refused unless ``several`` (MVBench: one per subtask)."""
     for path in samples:
         if not path.is_file():
             raise UserError(f"samples file not found: {path}", "--samples",
                             "pass the *_samples_<task>.jsonl files lmms-eval wrote")
-    named = {p: (m["task"] if (m := _SAMPLES.search(p.name)) else None) for p in samples}
+    named = {p: task_of(p) for p in samples}
     if task is None:
         tasks = sorted({t for t in named.values() if t is not None})
-        if len(tasks) > 1:
+        if len(tasks) > 1 and not several:
             raise UserError(f"the files hold {len(tasks)} task variants ({', '.join(tasks)})",
                             "--samples", "pass --task NAME to import one of them")
         return list(samples), []
@@ -179,14 +187,7 @@ def _benchmark_of_docs(docs: dict[str, dict], source: Path) -> Built:
             question["videoID"] = doc["videoID"]
         video["questions"].append(question)
     data = (json.dumps(list(videos.values()), ensure_ascii=False, indent=1) + "\n").encode()
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / Path(BENCHMARK_FILE).name
-        path.write_bytes(data)
-        try:
-            return Built(read_benchmark_files([path]), data)
-        except InputError as exc:
-            raise InputError(f"the docs are not a valid benchmark: {exc.what}", str(source),
-                             exc.fix) from None
+    return Built.of(data, Path(BENCHMARK_FILE).name, source, what="docs")
 
 
 # ---------------------------------------------------------------- VLMEvalKit ------------

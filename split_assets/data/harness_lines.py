@@ -17,7 +17,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from split_assets.data.benchmark import read_benchmark_files
+from split_assets.data.benchmark import Levels
+from split_assets.data.frameworks import (
+    FAIL_MARK,
+    _cell,
+    _jsonl,
+    _response,
+    _table,
+    files_of_task,
+    task_of,
+)
 from split_assets.data.importers import (
     ImportSummary,
     _Answer,
@@ -120,8 +129,8 @@ class Docs:
                              f"pass one: {self.profile.annotations}")
         else:
             part = next(iter(self.rows.values()))
-        doc_id = line.get("doc_id")
-        if not isinstance(doc_id, int) or not 0 <= doc_id < len(part):
+        doc_id = line["doc_id"]  # a row number (lmms_line checked)
+        if doc_id >= len(part):
             raise InputError(f"doc_id {doc_id!r} is not a row of the annotations "
                              f"({len(part)} rows)", where, fix)
         return part[doc_id]
@@ -130,8 +139,6 @@ class Docs:
 def lmms_line(profile: Profile, docs: Docs, line: Any, subtask: str | None, prefix: str,
               where: str) -> tuple[dict[str, Any], str, bool | None]:
     """(question, raw reply, the harness's verdict) of one sample line."""
-    from split_assets.data.frameworks import _response
-
     if not isinstance(line, dict) or (profile.metric and not isinstance(
             line.get(profile.metric), dict | bool)):
         raise InputError(f"the line has no {profile.metric} (a line of another benchmark?)",
@@ -140,11 +147,11 @@ def lmms_line(profile: Profile, docs: Docs, line: Any, subtask: str | None, pref
     verdict, stated = profile.verdict(line)
     if stated is None and profile.withheld:
         raise InputError("the line's answer is withheld", where, profile.withheld)
-    doc = docs.doc(line, subtask, where)
     doc_id = line.get("doc_id")
     if not isinstance(doc_id, int) or isinstance(doc_id, bool) or doc_id < 0:
         raise InputError(f"doc_id {doc_id!r} is not a row number", where,
                          "pass lmms-eval's samples file as it wrote it")
+    doc = docs.doc(line, subtask, where)
     question = profile.fields.question_of(doc, doc_id, prefix, where)
     if stated is not None and stated != question["answer"]:
         raise InputError(f"the line states answer {stated!r}, its record {question['answer']!r}",
@@ -170,27 +177,14 @@ def finish(profile: Profile, lines: Lines, source: Path, run_id: str, workspace:
 
 
 def _built(profile: Profile, lines: Lines, source: Path, rule: str) -> Built:
-    import tempfile
-
     records = [lines.questions[q] for q in sorted(lines.questions)]
     data = (json.dumps(records, ensure_ascii=False, indent=1) + "\n").encode()
     settings: dict[str, Any] = {"letter_rule": rule,
                                 "difficulty_field": profile.difficulty_field}
     settings.update(profile.settings)
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / f"{profile.name}.json"
-        path.write_bytes(data)
-        from split_assets.data.benchmark import Levels
-
-        edges, names = settings.get("difficulty_edges"), settings.get("difficulty_levels")
-        levels = Levels(profile.difficulty_field, tuple(edges) if edges else None,
-                        tuple(names) if names else None)
-        try:
-            benchmark = read_benchmark_files([path], levels, rule)
-        except InputError as exc:
-            raise InputError(f"the records are not a valid benchmark: {exc.what}", str(source),
-                             exc.fix) from None
-    return Built(benchmark, data, path.name, settings)
+    levels = Levels.of(profile.difficulty_field, settings.get("difficulty_edges"),
+                       settings.get("difficulty_levels"))
+    return Built.of(data, f"{profile.name}.json", source, levels, rule, settings)
 
 
 def _verdict_notes(profile: Profile, lines: Lines, rule: str, harness: str) -> list[str]:
@@ -215,14 +209,6 @@ def _verdict_notes(profile: Profile, lines: Lines, rule: str, harness: str) -> l
     return notes
 
 
-_SAMPLES = re.compile(r"_samples_(?P<task>[A-Za-z0-9_.-]+)\.jsonl$")
-
-
-def task_of(path: Path) -> str | None:
-    match = _SAMPLES.search(path.name)
-    return match["task"] if match else None
-
-
 def group_by_task(files: list[Path]) -> dict[str | None, list[Path]]:
     out: dict[str | None, list[Path]] = defaultdict(list)
     for path in files:
@@ -234,9 +220,7 @@ def import_lmms_lines(profile: Profile, files: list[Path], run_id: str, workspac
                       annotations: list[Path], task: str | None = None,
                       **options: Any) -> ImportSummary:
     """Import the sample files of one run of a profiled benchmark (MVBench: one per subtask)."""
-    from split_assets.data.frameworks import _jsonl
-
-    groups = _chosen_tasks(profile, files, task)
+    groups = group_by_task(files_of_task(files, task, several=bool(profile.subtask_prefix))[0])
     docs = Docs(profile, read_rows(annotations))
     lines = Lines()
     for name, paths in sorted(groups.items(), key=lambda kv: str(kv[0])):
@@ -268,30 +252,9 @@ def _every_row(profile: Profile, rows: dict[str, list[dict[str, Any]]], lines: L
             lines.questions.setdefault(question["question_id"], question)
 
 
-def _chosen_tasks(profile: Profile, files: list[Path],
-                  task: str | None) -> dict[str | None, list[Path]]:
-    for path in files:
-        if not path.is_file():
-            raise UserError(f"samples file not found: {path}", "--samples",
-                            "pass the *_samples_<task>.jsonl files lmms-eval wrote")
-    groups = group_by_task(files)
-    if task is not None:
-        groups = {t: p for t, p in groups.items() if t in (task, None)}
-        if not groups:
-            raise UserError(f"no file of task {task!r} among {len(files)} file(s)", "--task",
-                            "name the task of the files (<date>_samples_<task>.jsonl)")
-    named = sorted(t for t in groups if t is not None)
-    if len(named) > 1 and not profile.subtask_prefix:
-        raise UserError(f"the files hold {len(named)} task variants ({', '.join(named)})",
-                        "--samples", "pass --task NAME to import one of them")
-    return groups
-
-
 def import_vlm_rows(profile: Profile, results: Path, run_id: str, workspace: Path,
                     **options: Any) -> ImportSummary:
     """Import a VLMEvalKit prediction (or _score) table of a profiled benchmark."""
-    from split_assets.data.frameworks import FAIL_MARK, _cell, _table
-
     assert profile.vlmeval is not None
     rows = _table(results, ("prediction", profile.fields.video_id, profile.fields.question),
                   profile.title)
@@ -337,8 +300,6 @@ def _snake(name: str) -> str:
 def _positions(rows: list[tuple[int, dict[str, Any]]]) -> dict[int, int]:
     """Each row's place within its subtask, in the order of VLMEvalKit's ``index`` (the
     order of the subtask's json file, which lmms-eval's doc_id counts too)."""
-    from split_assets.data.frameworks import _cell
-
     by_task: dict[str, list[tuple[float, int]]] = defaultdict(list)
     for number, row in rows:
         try:

@@ -247,9 +247,8 @@ def workspace_benchmark(workspace: Path) -> Benchmark | None:
         except (yaml.YAMLError, UnicodeDecodeError, AttributeError):
             vs = {}
     vs = vs if isinstance(vs, dict) else {}
-    edges, names = vs.get("difficulty_edges"), vs.get("difficulty_levels")
-    levels = Levels(vs.get("difficulty_field", "duration"), tuple(edges) if edges else None,
-                    tuple(names) if names else None)
+    levels = Levels.of(vs.get("difficulty_field", "duration"), vs.get("difficulty_edges"),
+                       vs.get("difficulty_levels"))
     return load_benchmark(folder, levels, str(vs.get("letter_rule") or DEFAULT_RULE))
 
 

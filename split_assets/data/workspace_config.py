@@ -5,15 +5,17 @@
 from __future__ import annotations
 
 import math
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ruamel.yaml.comments import CommentedMap
 
-from split_assets.data.benchmark import Benchmark
+from split_assets.data.benchmark import Benchmark, Levels, read_benchmark_files
 from split_assets.data.config_file import Inserted, append_run, new_document, section_of
-from split_assets.data.letters import letter_of
+from split_assets.data.letters import DEFAULT_RULE, letter_of
+from split_assets.errors import InputError
 from split_assets.split.sizes import validation_size
 
 HARNESS_DB = "harness.db"
@@ -39,6 +41,22 @@ class Built:
     data: bytes
     name: str = "videomme.json"
     settings: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, data: bytes, name: str, source: Path, levels: Levels | None = None,
+           rule: str = DEFAULT_RULE, settings: dict[str, Any] | None = None,
+           what: str = "records") -> Built:
+        """The benchmark file ``name`` holding ``data``, read as the loader will read it;
+        invalid questions are refused at ``source`` (the file they came from)."""
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / name
+            path.write_bytes(data)
+            try:
+                benchmark = read_benchmark_files([path], levels or Levels(), rule)
+            except InputError as exc:
+                raise InputError(f"the {what} are not a valid benchmark: {exc.what}",
+                                 str(source), exc.fix) from None
+        return cls(benchmark, data, name, settings or {})
 
 
 def new_config(benchmark: Benchmark, run_id: str, answers: dict[str, Answer],
