@@ -7,6 +7,8 @@ benchmark size minus the global share times the test size), first by squared err
 largest single deviation. When that heuristic misses a constraint, an exact feasibility MILP
 (scipy's HiGHS) decides: it either finds a start that meets the floors and epsilon, which the
 minimax search then improves, or proves that none exists and the error gives the figures.
+When videos differ in size, an exact MILP per test-pool size (optimum.py, node-limited)
+replaces the swap search's pool when it is strictly better.
 Every limit is an iteration count, never a clock, and every quantity
 is an integer, so the same input gives the same videos on any machine.
 """
@@ -200,28 +202,23 @@ def _best_l2_swap(m: Matrix, s_idx: np.ndarray, t_idx: np.ndarray, r: np.ndarray
 
 def _best_minimax_swap(m: Matrix, s_idx: np.ndarray, t_idx: np.ndarray, r: np.ndarray,
                        slack: np.ndarray) -> tuple[int, int] | None:
-    """The swap that lowers the largest deviation (then the squared norm) while keeping the
-    floors, or None when none improves or the search would be too large. A residual is the
-    deviation times N * (test questions): when videos differ in size the test pool's size
-    changes with the swap, so deviations are compared as residual / test questions (exact:
-    equal ratios of integers divide to equal floats)."""
+    """The swap that lowers the largest absolute residual (then the squared norm) while
+    keeping the floors, or None when none improves or the search would be too large."""
     y, t2 = m.y, m.t2
     if len(s_idx) * len(t_idx) * y.shape[1] > _MAX_MINIMAX_CELLS:
         return None
     new_r = r[None, None, :] + y[s_idx][:, None, :] - y[t_idx][None, :, :]
-    q_now = int(m.sizes[t_idx].sum())
-    q_new = (q_now + m.sizes[s_idx][:, None] - m.sizes[t_idx][None, :]).astype(float)
-    worst = np.abs(new_r).max(2) / q_new
-    sq = (new_r * new_r).sum(2) / (q_new * q_new)
+    worst = np.abs(new_r).max(2)
+    sq = (new_r * new_r).sum(2)
     allowed = _allowed(t2[s_idx], t2[t_idx], slack)
-    worst[~allowed] = np.inf
+    worst[~allowed] = _BIG
     best_worst = worst.min()
-    cur_worst, cur_sq = int(np.abs(r).max()) / q_now, int((r * r).sum()) / (q_now * q_now)
+    cur_worst, cur_sq = int(np.abs(r).max()), int((r * r).sum())
     if best_worst > cur_worst:
         return None
-    sq[(worst != best_worst) | ~allowed] = np.inf
+    sq[(worst != best_worst) | ~allowed] = _BIG
     k = int(np.argmin(sq))
-    if (float(best_worst), float(sq.flat[k])) >= (cur_worst, cur_sq):
+    if (int(best_worst), int(sq.flat[k])) >= (cur_worst, cur_sq):
         return None
     i, j = divmod(k, len(t_idx))
     return int(s_idx[i]), int(t_idx[j])
