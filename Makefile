@@ -10,7 +10,7 @@ UI_PORT ?= 3000
 # browser, so two fill a 2-core machine
 TEST_WORKERS ?= 2
 
-.PHONY: demo test ui lint update_snapshot clean
+.PHONY: demo test test-harness ui lint update_snapshot clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -46,6 +46,25 @@ test: $(DEV_STAMP) $(DAGSTER_HOME)/dagster.yaml
 	env -u SPLIT_ASSETS_CONFIG SPLIT_ASSETS_WORKSPACES=tests/fixtures/workspaces $(DG) check defs
 	TMPDIR=$${TMPDIR:-$(TEST_TMPDIR)} SPLIT_ASSETS_TEST_PACKAGES=required $(BIN)/python -m pytest -q -n $(TEST_WORKERS)
 
+# lmms-eval's own task code loads the pool tasks of `split-assets export lmms-eval` in a venv of
+# its own (.venv-harness): torch 2.13.0's CPU build (a plain `torch` would be a CUDA build of
+# several GB), lmms-eval without its dependency list, and what its task loader imports
+HARNESS_VENV := .venv-harness
+HARNESS_STAMP := $(HARNESS_VENV)/.installed
+LMMS_EVAL_VERSION := 0.7.3
+
+$(HARNESS_STAMP): tools/harness-requirements.txt
+	rm -rf $(HARNESS_VENV)
+	$(PYTHON) -m venv $(HARNESS_VENV)
+	$(HARNESS_VENV)/bin/pip install -q torch==2.13.0
+	$(HARNESS_VENV)/bin/pip install -q --no-deps lmms-eval==$(LMMS_EVAL_VERSION)
+	$(HARNESS_VENV)/bin/pip install -q -r tools/harness-requirements.txt
+	touch $@
+
+test-harness: $(DEV_STAMP) $(HARNESS_STAMP) $(DAGSTER_HOME)/dagster.yaml
+	TMPDIR=$${TMPDIR:-$(TEST_TMPDIR)} SPLIT_ASSETS_HARNESS_PYTHON=$(CURDIR)/$(HARNESS_VENV)/bin/python \
+	  $(BIN)/python -m pytest -q tests/harness
+
 # every workspace declared in $SPLIT_ASSETS_WORKSPACES (default: workspaces/ here; make demo
 # declares the sample one as "demo"); SPLIT_ASSETS_CONFIG, when set, serves that one unprefixed
 ui: $(STAMP) $(DAGSTER_HOME)/dagster.yaml
@@ -60,4 +79,4 @@ lint: $(DEV_STAMP)
 	$(BIN)/ruff check split_assets tests bench
 
 clean:
-	rm -rf demo-workspace .dagster_home workspaces/demo
+	rm -rf demo-workspace .dagster_home workspaces/demo $(HARNESS_VENV)

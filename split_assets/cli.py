@@ -11,7 +11,6 @@ import json
 import os
 import sys
 from collections.abc import Sequence
-from dataclasses import asdict
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -19,7 +18,7 @@ from typing import TYPE_CHECKING
 from split_assets.errors import RunFailure, SplitAssetsError, UserError, environment_error
 
 if TYPE_CHECKING:
-    from split_assets.data.importers import ImportSummary
+    from split_assets.data.importers import ImportGate, ImportSummary
     from split_assets.session import Session
 
 
@@ -47,9 +46,10 @@ def _check_generated_at(value: str | None) -> str | None:
 
 
 def run(config: Path | None, dry_run: bool = False, generated_at: str | None = None,
-        allow_degraded: int = 0, no_wait: bool = False) -> int:
+        allow_degraded: int = 0, no_wait: bool = False, refreeze: bool = False) -> int:
     """Validate, register the fingerprint partition and materialize every asset and check
-    (``dry_run``: print the plan instead; call no judge, write nothing)."""
+    (``dry_run``: print the plan instead; call no judge, write nothing; ``refreeze``: a new
+    split after a test look at another split of the baseline)."""
     from split_assets.diagnosis.preflight import preflight
     from split_assets.shell.tags import ALLOW_DEGRADED_TAG, GENERATED_AT_TAG, NO_WAIT_TAG
 
@@ -65,7 +65,7 @@ def run(config: Path | None, dry_run: bool = False, generated_at: str | None = N
 
         gc_pause.resume()
     # before anything is paid for or written
-    checked = preflight(s.inputs, partition, s.judge, estimate=dry_run)
+    checked = preflight(s.inputs, partition, s.judge, estimate=dry_run, refreeze=refreeze)
     if dry_run:
         return _print(checked.lines(s.inputs.predictions, partition))
     from split_assets.shell.launch import run_split_job
@@ -78,43 +78,24 @@ def run(config: Path | None, dry_run: bool = False, generated_at: str | None = N
     if no_wait:
         tags[NO_WAIT_TAG] = "1"
         options["no_wait"] = True
-    run_split_job(s, tags, options)
-    files = partition.files
-    evaluation = ([("evaluation", files.evaluation)] if s.loaded.config.evaluation.candidates
+    if refreeze:
+        options["refreeze_after_test_look"] = True
+    for line in run_split_job(s, tags, options):
+        _err(f"warning: {line}")
+    files, budgets = partition.files, s.loaded.config.evaluation
+    evaluation = ([("evaluation", files.evaluation)] if budgets.candidates
                   and files.evaluation.is_file() else [])
     return _print([("fingerprint", partition.key), ("split_id", partition.split_id),
                    ("pools", files.pools),
                    ("pools_sha256", partition.frozen_manifest()["pools_sha256"]),
-                   ("manifest", files.manifest), *evaluation])
+                   ("manifest", files.manifest), *evaluation,
+                   ("test_looks_max", budgets.test_looks_max or "none"),
+                   ("feedback_budget", budgets.feedback_budget)])
 
 
 def _print(lines: list[tuple[str, object]]) -> int:
     for key, value in lines:
         print(f"{key}={value}")
-    return 0
-
-
-def export_signals(pool: str, out: Path, config: Path | None) -> int:
-    """``split-assets export-signals``: the train pool's diagnoses as JSONL."""
-    from split_assets.evaluation.report import load_pools
-    from split_assets.lib.canonical import atomic_write_bytes
-
-    if pool != "train":
-        raise UserError(f"--pool {pool} refused: only the train pool's diagnoses may be "
-                        "exported", "--pool", "the evolution loop must never read validation "
-                                              "or test diagnoses; use --pool train")
-    if out.is_dir():
-        raise UserError(f"--out names a folder: {out}", "--out",
-                        "name the JSONL file to write, e.g. train_signals.jsonl")
-    partition = _session(config).partition
-    doc = load_pools(partition)
-    train = set(doc["pools"]["train"])
-    rows = [r for r in partition.rows(required=True) if r.question_id in train]
-    lines = [json.dumps({**asdict(row), "pool": "train"}, sort_keys=True, ensure_ascii=False)
-             for row in rows]
-    atomic_write_bytes(out, ("\n".join(lines) + ("\n" if lines else "")).encode("utf-8"))
-    print(f"wrote {len(lines)} diagnoses of the train pool ({len(doc['videos']['train'])} "
-          f"videos, split {doc['split_id']}, {partition.key}) to {out}")
     return 0
 
 
@@ -251,27 +232,31 @@ def workspace(args: argparse.Namespace) -> int:
 
 
 def import_run(args: argparse.Namespace) -> int:
-    """``split-assets import videomme|predictions|lmms-eval|vlmevalkit``."""
+    """``split-assets import videomme|predictions|lmms-eval|vlmevalkit``; once a split is
+    frozen, through the gate of ``evaluation/sealed.py``."""
     from split_assets.data import importers
+    from split_assets.evaluation.sealed import import_gate
 
+    gate = import_gate(args.workspace, args.spend_test_look)
     if args.kind == "videomme":
         summary = importers.import_videomme(args.results, args.run_id, args.workspace,
-                                            args.replace, args.partial)
+                                            args.replace, args.partial, args.role, gate)
     elif args.kind in ("lmms-eval", "vlmevalkit"):
-        summary = _import_harness(args)
+        summary = _import_harness(args, gate)
     else:
         summary = importers.import_predictions(args.jsonl, args.run_id, args.workspace,
-                                               args.replace, args.partial, args.role)
+                                               args.replace, args.partial, args.role, gate)
     for line in summary.lines():
         print(line)
     return 0
 
 
-def _import_harness(args: argparse.Namespace) -> ImportSummary:
+def _import_harness(args: argparse.Namespace, gate: ImportGate) -> ImportSummary:
     """lmms-eval samples or a VLMEvalKit table: Video-MME's importer, or a profile's."""
     from split_assets.data import field_map, frameworks, harness_lines
 
-    options = {"replace": args.replace, "partial": args.partial, "role": args.role}
+    options = {"replace": args.replace, "partial": args.partial, "role": args.role,
+               "gate": gate}
     if args.kind == "lmms-eval":
         profile = field_map.lmms_profile(args.samples, args.benchmark, args.field_map)
         if profile is None:
@@ -279,7 +264,7 @@ def _import_harness(args: argparse.Namespace) -> ImportSummary:
                                                task=args.task, **options)
         return harness_lines.import_lmms_lines(profile, args.samples, args.run_id,
                                                args.workspace, args.annotations, args.task,
-                                               **options)
+                                               args.pool_task, **options)
     profile = field_map.vlm_profile(args.results, args.benchmark, args.field_map)
     if profile is None:
         return frameworks.import_vlmevalkit(args.results, args.run_id, args.workspace,
@@ -365,7 +350,7 @@ def _dispatch(args: argparse.Namespace) -> int:
         gc_pause.resume()
     if args.command == "run":
         return run(args.config, args.dry_run, args.generated_at, args.allow_degraded,
-                   args.no_wait)
+                   args.no_wait, args.refreeze_after_test_look)
     if args.command == "fingerprint":
         return fingerprint(args.config, args.register, args.diff)
     if args.command == "review":
@@ -376,8 +361,10 @@ def _dispatch(args: argparse.Namespace) -> int:
         return verify(args.pools_json, args.config, args.recompute)
     if args.command == "import":
         return import_run(args)
-    if args.command == "export-signals":
-        return export_signals(args.pool, args.out, args.config)
+    if args.command in ("export-signals", "export"):
+        from split_assets import cli_export
+
+        return cli_export.dispatch(args)
     if args.command == "signals":
         return signals_copy(args.to, args.config)
     if args.command == "workspace":

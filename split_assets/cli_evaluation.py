@@ -18,6 +18,11 @@ def compare(candidate: str, control: str | None, config: Path | None,
     from split_assets.session import Session
     from split_assets.split.layout import EVALUATED_POOLS
 
+    if spend_test_look and "test" not in (pools or ()):
+        from split_assets.errors import UserError
+
+        raise UserError("--spend-test-look without --pool test", "split-assets compare",
+                        "add --pool test to spend a look at test on purpose, or drop the flag")
     s = Session.open(config)
     evaluation = s.loaded.config.evaluation
     where = "--control"
@@ -45,21 +50,29 @@ def dispatch(args: Any) -> int:
 
 
 def ledger(config: Path | None, pool: str | None, as_json: bool) -> int:
-    """``split-assets ledger``: every evaluation recorded on the config's split."""
+    """``split-assets ledger``: every evaluation recorded on the config's split, and the rows
+    of the baseline's other splits whose test pools were looked at (a test budget belongs to
+    the benchmark and baseline, not to one split)."""
     from split_assets.session import Session
 
     partition = Session.open(config).partition
     with partition.store(read_only=True) as store:
-        looks = store.looks(partition.split_id, pool)
+        splits = [partition.split_id] + sorted({x.split_id for x in
+                                                store.exposures(partition.run_id)}
+                                               - {partition.split_id})
+        looks = sorted((look for split in splits for look in store.looks(split, pool)),
+                       key=lambda look: (look.created_at, splits.index(look.split_id)))
     if as_json:
         print(json.dumps([look.as_dict() for look in looks], indent=1, sort_keys=True))
         return 0
     width = max((len(look.run_id) for look in looks), default=0)
     for look in looks:
-        print(f"{look.created_at}  {look.pool:<10}  {look.source:<8}  {look.run_id:<{width}}  "
-              f"{'repeat' if look.is_repeat else 'new   '}  {look.shown}")
-    print(f"{len(looks)} evaluation(s) of split {partition.split_id}"
-         + (f" on {pool}" if pool else "") + f" in {partition.loaded.paths.signals_db}",
+        print(f"{look.created_at}  {look.split_id}  {look.pool:<10}  {look.source:<8}  "
+              f"{look.run_id:<{width}}  {'repeat' if look.is_repeat else 'new   '}  "
+              f"{look.shown}")
+    others = f" and {len(splits) - 1} earlier split(s) of its baseline" if splits[1:] else ""
+    print(f"{len(looks)} evaluation(s) of split {partition.split_id}{others}"
+          + (f" on {pool}" if pool else "") + f" in {partition.loaded.paths.signals_db}",
           file=sys.stderr)
     return 0
 
@@ -72,8 +85,9 @@ def feedback_of(config: Path | str | None, candidate: str) -> dict:
 
     s = Session.open(config)
     with s.partition.store() as store:
-        return feedback(s.inputs, s.partition, candidate, store,
-                        s.loaded.config.evaluation.feedback_budget)
+        evaluation = s.loaded.config.evaluation
+        return feedback(s.inputs, s.partition, candidate, store, evaluation.feedback_budget,
+                        evaluation.control_run)
 
 
 def feedback_command(config: Path | None, candidate: str, as_json: bool) -> int:

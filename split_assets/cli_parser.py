@@ -64,6 +64,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-wait", action="store_true",
                    help="refuse at once when another run is diagnosing this partition, "
                         "instead of sharing the work with it")
+    p.add_argument("--refreeze-after-test-look", action="store_true",
+                   help="freeze a new split although a split of this baseline had a test "
+                        "look (its ledger then starts with every earlier look at its test "
+                        "questions)")
 
     p = sub.add_parser("fingerprint", help="print the diagnosis fingerprint and its components")
     p.add_argument("--config", type=Path, help=config_help)
@@ -119,6 +123,7 @@ def _add_import_parsers(sub: argparse._SubParsersAction) -> None:
     k = kinds.add_parser("videomme", help="an official-layout results file (JSON list of videos)")
     k.add_argument("--results", type=Path, required=True, help="the results JSON file")
     _import_args(k)
+    _role_arg(k)
     k = kinds.add_parser("predictions",
                          help="flat JSONL {question_id, response | prediction, stop_reason?}")
     k.add_argument("--jsonl", type=Path, required=True, help="the predictions JSONL file")
@@ -132,6 +137,10 @@ def _add_import_parsers(sub: argparse._SubParsersAction) -> None:
                                   "...) when the files hold several")
     k.add_argument("--annotations", type=Path, nargs="+", default=[], metavar="FILE",
                    help="the benchmark's own rows, for samples without doc (lmms-eval 0.4+)")
+    k.add_argument("--pool-task", type=Path, metavar="DIR",
+                   help="the folder 'split-assets export lmms-eval' wrote, when the run was "
+                        "made on it (maps lmms-eval's doc_id back to the benchmark's rows; "
+                        "Video-MME and LongVideoBench lines name their question anyway)")
     _profile_args(k)
     _import_args(k)
     _role_arg(k)
@@ -160,6 +169,8 @@ def _add_run_data_parsers(sub: argparse._SubParsersAction, config_help: str) -> 
     p.add_argument("--pool", default="train", help="train (the only pool allowed)")
     p.add_argument("--out", type=Path, required=True, help="the JSONL file to write")
     p.add_argument("--config", type=Path, help=config_help)
+
+    _add_export_parser(sub, config_help)
 
     p = sub.add_parser("signals", help="manage the signal store")
     actions = p.add_subparsers(dest="action", required=True, metavar="ACTION")
@@ -191,6 +202,21 @@ def _add_run_data_parsers(sub: argparse._SubParsersAction, config_help: str) -> 
     k.add_argument("--name", required=True, help="its asset-key prefix (e.g. videomme)")
     k.add_argument("--config", type=Path, required=True, help="the workspace's config file")
     actions.add_parser("list", help="the declared workspaces: name, config, defs.yaml")
+
+
+def _add_export_parser(sub: argparse._SubParsersAction, config_help: str) -> None:
+    """export lmms-eval."""
+    p = sub.add_parser("export", help="a frozen pool as a harness task (lmms-eval)")
+    kinds = p.add_subparsers(dest="kind", required=True, metavar="HARNESS")
+    k = kinds.add_parser("lmms-eval", help="an lmms-eval task folder that runs the stock task "
+                                           "on one pool's questions only")
+    k.add_argument("--pool", required=True, choices=("train", "validation", "trainval", "test"),
+                   help="the pool (test: a look, within evaluation.test_looks_max)")
+    k.add_argument("--out", type=Path, help="the folder to write (default: "
+                                            "<paths.out_dir>/lmms_eval_tasks/<task name>/)")
+    k.add_argument("--spend-test-look", action="store_true",
+                   help="export test beyond evaluation.test_looks_max")
+    k.add_argument("--config", type=Path, help=config_help)
 
 
 def _add_evaluation_parsers(sub: argparse._SubParsersAction, config_help: str) -> None:
@@ -233,7 +259,11 @@ def _add_judge_parsers(sub: argparse._SubParsersAction, config_help: str) -> Non
 def _role_arg(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--role", choices=("reference", "candidate", "control"),
                         help="register the run in video_split.yaml as a reference run of the "
-                             "answer_only judge, an evaluation candidate, or the control run")
+                             "answer_only judge, an evaluation candidate, or the control run "
+                             "(required once a split is frozen)")
+    parser.add_argument("--spend-test-look", action="store_true",
+                        help="import a candidate that answers test questions (a look at test) "
+                             "beyond evaluation.test_looks_max")
 
 
 def _import_args(parser: argparse.ArgumentParser) -> None:

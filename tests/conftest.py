@@ -22,6 +22,10 @@ pytest_plugins = ("helpers.openai_workspace", "helpers.postgres", "helpers.evalu
 
 SMALL_VIDEOS = 60
 
+# tests/harness/ runs lmms-eval's own task code from a virtual environment of its own: only
+# under `make test-harness`, which builds it and names its interpreter
+collect_ignore_glob = [] if os.environ.get("SPLIT_ASSETS_HARNESS_PYTHON") else ["harness/*"]
+
 # A suite started in the background of a non-interactive shell inherits SIGINT ignored, and so
 # would every process it starts (exec keeps an ignored signal): the Ctrl-C tests would see runs
 # that cannot be interrupted, and `dagster dev` would only stop when killed. Python's own

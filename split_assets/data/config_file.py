@@ -113,10 +113,26 @@ def commented(value: Any) -> Any:
     return value
 
 
+# the evaluation budgets every new config declares, each with its comment: a budget set
+# before the first look is what makes a claim valid (README "Evaluating many candidates")
+BUDGETS = {
+    "test_looks_max": (5, "distinct candidates compared on test (compare --pool test, an "
+                          "import with test answers); each at 0.05/5"),
+    "feedback_budget": (100, "feedback submissions on validation; 'significant' at "
+                             "0.05/100"),
+}
+
+
 def new_document(data: dict[str, Any], header: str) -> CommentedMap:
     """A new config document from plain dicts, opened by ``header`` as comment lines (one
-    ``# `` line per line of ``header``)."""
-    doc = commented(data)
+    ``# `` line per line of ``header``); the evaluation budgets are declared in it with a
+    comment each (``BUDGETS``) unless ``data`` sets them."""
+    evaluation = dict(data.get("evaluation") or {})
+    for key, (value, _) in BUDGETS.items():
+        evaluation.setdefault(key, value)
+    doc = commented({**data, "evaluation": evaluation})
+    for key, (_, comment) in BUDGETS.items():
+        doc["evaluation"].yaml_add_eol_comment(comment, key)
     doc.yaml_set_start_comment(header)
     return doc
 

@@ -37,6 +37,7 @@ from typing import Any
 from split_assets.data.benchmark import Benchmark
 from split_assets.data.importers import (
     BENCHMARK_FILE,
+    ImportGate,
     ImportSummary,
     _Answer,
     _check_run_id,
@@ -60,7 +61,7 @@ FAIL_MARK = "Failed to obtain answer"  # vlmeval: FAIL_MSG 'Failed to obtain ans
 
 def import_lmms_eval(samples: list[Path], run_id: str, workspace: Path, replace: bool = False,
                      partial: bool = False, role: str | None = None,
-                     task: str | None = None) -> ImportSummary:
+                     task: str | None = None, gate: ImportGate | None = None) -> ImportSummary:
     """Import lmms-eval ``--log_samples`` files of one run of one task variant."""
     _check_run_id(run_id)
     _check_workspace(workspace)
@@ -84,7 +85,7 @@ def import_lmms_eval(samples: list[Path], run_id: str, workspace: Path, replace:
     source = files[0] if len(files) == 1 else Path(", ".join(str(f) for f in files))
     built = _benchmark_of_docs(docs, source) if docs and len(docs) == len(answers) else None
     summary = finish_import(source, run_id, workspace, answers, replace=replace,
-                            partial=partial, role=role, built=built)
+                            partial=partial, role=role, built=built, gate=gate)
     summary.notes += [f"skipped {f} (task {t}, not {task})" for f, t in skipped]
     if differ:
         summary.notes.append(f"lmms-eval's pred_answer differs from our letter on {differ} "
@@ -193,7 +194,8 @@ def _benchmark_of_docs(docs: dict[str, dict], source: Path) -> Built:
 # ---------------------------------------------------------------- VLMEvalKit ------------
 
 def import_vlmevalkit(results: Path, run_id: str, workspace: Path, replace: bool = False,
-                      partial: bool = False, role: str | None = None) -> ImportSummary:
+                      partial: bool = False, role: str | None = None,
+                      gate: ImportGate | None = None) -> ImportSummary:
     """Import a VLMEvalKit Video-MME prediction table against the workspace's benchmark."""
     _check_run_id(run_id)
     _check_workspace(workspace)
@@ -219,7 +221,7 @@ def import_vlmevalkit(results: Path, run_id: str, workspace: Path, replace: bool
         else:
             answers[qid] = _Answer(None, text, None)
     summary = finish_import(results, run_id, workspace, answers, replace=replace,
-                            partial=partial, role=role, built=None)
+                            partial=partial, role=role, built=None, gate=gate)
     infra = sum(a.stop_reason == "error" for a in answers.values())
     if infra:
         summary.notes.append(f"{infra} answer(s) are VLMEvalKit's '{FAIL_MARK} ...': "

@@ -218,10 +218,13 @@ def group_by_task(files: list[Path]) -> dict[str | None, list[Path]]:
 
 def import_lmms_lines(profile: Profile, files: list[Path], run_id: str, workspace: Path,
                       annotations: list[Path], task: str | None = None,
-                      **options: Any) -> ImportSummary:
-    """Import the sample files of one run of a profiled benchmark (MVBench: one per subtask)."""
+                      pool_task: Path | None = None, **options: Any) -> ImportSummary:
+    """Import the sample files of one run of a profiled benchmark (MVBench: one per subtask);
+    ``pool_task``: the folder ``split-assets export lmms-eval`` wrote, when the run was made
+    on it (lmms-eval numbers the docs it kept from 0: each doc_id is mapped back to its row)."""
     groups = group_by_task(files_of_task(files, task, several=bool(profile.subtask_prefix))[0])
     docs = Docs(profile, read_rows(annotations))
+    kept = pool_rows(profile, docs, pool_task) if pool_task is not None else None
     lines = Lines()
     for name, paths in sorted(groups.items(), key=lambda kv: str(kv[0])):
         subtask = profile.subtask(name)
@@ -231,6 +234,8 @@ def import_lmms_lines(profile: Profile, files: list[Path], run_id: str, workspac
                             "files lmms-eval wrote")
         for path in paths:
             for where, line in _jsonl(path):
+                if kept is not None:
+                    line = in_pool(line, kept, subtask, where)
                 question, reply, verdict = lmms_line(profile, docs, line, subtask,
                                                      subtask or profile.name, where)
                 lines.add(question, _Answer(None, reply, None), verdict, where)
@@ -239,6 +244,52 @@ def import_lmms_lines(profile: Profile, files: list[Path], run_id: str, workspac
     source = files[0] if len(files) == 1 else files[0].parent
     return finish(profile, lines, source, run_id, workspace, "lmms-eval", profile.letter_rule,
                   **options)
+
+
+def pool_rows(profile: Profile, docs: Docs, folder: Path) -> dict[str | None, list[int]]:
+    """The annotation rows a pool task keeps, per subtask (None: the one file), in the order
+    lmms-eval numbers them (``dataset.filter`` keeps the order)."""
+    if not docs.rows:
+        raise UserError("--pool-task needs the benchmark's rows to number them", "--pool-task",
+                        f"pass --annotations with {profile.annotations}")
+    ids = pool_task_ids(folder, profile.name)
+    kept: dict[str | None, list[int]] = {}
+    for stem, part in docs.rows.items():
+        prefix = stem if profile.subtask_prefix else profile.name
+        kept[stem if profile.subtask_prefix else None] = [
+            i for i, row in enumerate(part)
+            if profile.fields.question_of(row, i, prefix, f"{stem} record {i + 1}")[
+                "question_id"] in ids]
+    return kept
+
+
+def pool_task_ids(folder: Path, benchmark: str) -> set[str]:
+    """The question ids of the pool task ``split-assets export lmms-eval`` wrote in ``folder``."""
+    found = []
+    for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
+        try:
+            doc = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if isinstance(doc, dict) and isinstance(doc.get("question_ids"), list):
+            found.append(doc)
+    if len(found) != 1 or found[0].get("benchmark") != benchmark:
+        raise UserError(f"{folder} holds no pool task of {benchmark} (one <name>.json with its "
+                        "question_ids)", "--pool-task",
+                        "pass the folder 'split-assets export lmms-eval' wrote for this run")
+    return {str(q) for q in found[0]["question_ids"]}
+
+
+def in_pool(line: Any, kept: dict[str | None, list[int]], subtask: str | None,
+            where: str) -> Any:
+    """The line with its doc_id mapped from the pool task's numbering to the row's."""
+    rows = kept.get(subtask)
+    doc_id = line.get("doc_id") if isinstance(line, dict) else None
+    if rows is None or not isinstance(doc_id, int) or not 0 <= doc_id < len(rows):
+        raise InputError(f"doc_id {doc_id!r} is not one of the {len(rows or [])} docs the pool "
+                         "task keeps", where, "pass the --pool-task folder the run was made "
+                                              "with")
+    return {**line, "doc_id": rows[doc_id]}
 
 
 def _every_row(profile: Profile, rows: dict[str, list[dict[str, Any]]], lines: Lines) -> None:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -75,12 +76,15 @@ class ImportSummary:
 
 
 _Answer = Answer  # the name the harness importers use
+# (run id, the role as given or None, the answers, the workspace's benchmark) -> notes
+ImportGate = Callable[[str, "str | None", dict[str, Answer], Benchmark], list[str]]
 
 
 # ---------------------------------------------------------------- import videomme --------
 
 def import_videomme(results: Path, run_id: str, workspace: Path, replace: bool = False,
-                    partial: bool = False) -> ImportSummary:
+                    partial: bool = False, role: str | None = None,
+                    gate: ImportGate | None = None) -> ImportSummary:
     """Import one official-layout results file as run ``run_id``."""
     _check_run_id(run_id)
     _check_workspace(workspace)
@@ -100,7 +104,8 @@ def import_videomme(results: Path, run_id: str, workspace: Path, replace: bool =
                          str(results), "import a results file: each question needs the "
                                        "model's answer in 'response'")
     return finish_import(results, run_id, workspace, answers, replace=replace,
-                         partial=partial, role=None, built=Built(from_file, bench_bytes))
+                         partial=partial, role=role, built=Built(from_file, bench_bytes),
+                         gate=gate)
 
 
 def _benchmark_bytes(results: Path) -> bytes:
@@ -149,7 +154,8 @@ def _check_missing(missing: set[str], total: int, source: Path, partial: bool) -
 # ---------------------------------------------------------------- import predictions -----
 
 def import_predictions(jsonl: Path, run_id: str, workspace: Path, replace: bool = False,
-                       partial: bool = False, role: str | None = None) -> ImportSummary:
+                       partial: bool = False, role: str | None = None,
+                       gate: ImportGate | None = None) -> ImportSummary:
     """Import flat prediction lines as run ``run_id`` against the workspace's benchmark."""
     _check_run_id(run_id)
     _check_workspace(workspace)
@@ -186,19 +192,23 @@ def import_predictions(jsonl: Path, run_id: str, workspace: Path, replace: bool 
         answers[qid] = _Answer(_text(record.get("prediction")), _text(record.get("response")),
                                _text(record.get("stop_reason")))
     return finish_import(jsonl, run_id, workspace, answers, replace=replace, partial=partial,
-                         role=role, built=None, default_role=None)
+                         role=role, built=None, default_role=None, gate=gate)
 
 
 # ---------------------------------------------------------------- shared -----------------
 
 def finish_import(source: Path, run_id: str, workspace: Path, answers: dict[str, _Answer], *,
                   replace: bool, partial: bool, role: str | None, built: Built | None,
-                  default_role: str | None = "reference") -> ImportSummary:
+                  default_role: str | None = "reference",
+                  gate: ImportGate | None = None) -> ImportSummary:
     """Everything after a source file was read, alike for every importer: the benchmark (the
     source's own on a first import, else the workspace's, which the source must match), the
     answers checked against it, then -- only when every check passed -- the benchmark, the
     run and the config written. The first import makes the run the baseline; a later one is
-    registered as ``role`` (else ``default_role``; None: not registered)."""
+    registered as ``role`` (else ``default_role``; None: not registered). ``gate``: called
+    on a later import after every check passed and before anything is written, with the
+    role as given (None: not given); it may refuse, and its lines are the summary's notes
+    (``evaluation/sealed.py``: a frozen split's rules)."""
     benchmark, first = _import_benchmark(workspace, source, built)
     unknown = sorted(set(answers) - set(benchmark.by_id))
     if unknown:
@@ -214,6 +224,8 @@ def finish_import(source: Path, run_id: str, workspace: Path, answers: dict[str,
     _check_run_free(workspace, run_id, replace)
     doc = load_workspace_config(config) if role_now is not None and config.exists() else None
     summary = ImportSummary(run_id, len(benchmark.by_id), 0, workspace)
+    if gate is not None and not first:
+        summary.notes += gate(run_id, role, answers, benchmark)
     if first and built is not None:  # everything checked: write
         atomic_write_bytes(workspace / QUESTIONS / built.name, built.data)
         summary.created.append(f"{QUESTIONS}/{built.name}")

@@ -7,7 +7,7 @@ repeat: the same hypothesis seen again, never a new one."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import asdict, dataclass
 from typing import Any, ClassVar
@@ -16,6 +16,8 @@ from split_assets.data.db import utc_now
 
 COLUMNS = ("split_id", "pool", "run_id", "answers_digest", "source", "statistic", "shown",
            "is_repeat", "created_at")
+EXPOSURE_COLUMNS = ("baseline_run_id", "pools_sha256", "split_id", "answers_digest", "run_id",
+                    "question_ids", "created_at")
 
 
 class LookRefused(Exception):
@@ -51,6 +53,20 @@ class Look(Evaluation):
         return asdict(self)
 
 
+@dataclass(frozen=True)
+class Exposure:
+    """Which test questions a look showed (``test_exposure``): the budget belongs to the
+    benchmark and baseline, so a later split of the same baseline finds every look at the
+    questions it puts in test, whichever split it was made on (``pools_sha256``)."""
+
+    baseline_run_id: str
+    pools_sha256: str
+    split_id: str
+    answers_digest: str
+    run_id: str
+    question_ids: tuple[str, ...]
+
+
 class Ledger:
     """The ledger operations of ``SignalStore``."""
 
@@ -76,13 +92,15 @@ class Ledger:
                                              statistic, shown)])[0]
 
     def record_looks(self, evaluations: list[Evaluation],
-                     budgets: dict[str, int] | None = None) -> list[Look]:
+                     budgets: dict[str, int] | None = None,
+                     exposures: Sequence[Exposure] = ()) -> list[Look]:
         """Append one row per evaluation in one transaction: all, or none when a new look at
         a pool with a budget (``budgets``: pool -> distinct answers allowed) would exceed it
-        (``LookRefused``)."""
+        (``LookRefused``); ``exposures``: the test questions the test looks showed."""
         looks = []
         with self._tx():
             self._lock_ledger()
+            self._record_exposures(exposures)
             for e in evaluations:
                 seen = self._x("SELECT 1 FROM evaluations WHERE split_id = ? AND pool = ? AND "
                                "answers_digest = ? LIMIT 1", (e.split_id, e.pool,
@@ -105,6 +123,47 @@ class Ledger:
                 looks.append(look)
         return looks
 
+    def _record_exposures(self, exposures: Sequence[Exposure]) -> None:
+        now = utc_now()
+        for x in exposures:
+            self._x(f"INSERT INTO test_exposure ({', '.join(EXPOSURE_COLUMNS)}) VALUES "
+                    f"({', '.join('?' for _ in EXPOSURE_COLUMNS)}) ON CONFLICT DO NOTHING",
+                    (x.baseline_run_id, x.pools_sha256, x.split_id, x.answers_digest, x.run_id,
+                     json.dumps(sorted(x.question_ids)), now))
+
+    def exposures(self, baseline_run_id: str) -> list[Exposure]:
+        """Every test look of ``baseline_run_id``'s splits, oldest first (empty for a store
+        of an earlier release opened read-only)."""
+        try:
+            rows = self._x(f"SELECT {', '.join(EXPOSURE_COLUMNS[:-1])} FROM test_exposure "
+                           "WHERE baseline_run_id = ? ORDER BY created_at, split_id, "
+                           "answers_digest", (baseline_run_id,)).fetchall()
+        except self._OLD_STORE:
+            return []
+        return [Exposure(*row[:5], tuple(json.loads(row[5]))) for row in rows]
+
+    def inherit_looks(self, looks: list[Look], exposures: list[Exposure]) -> int:
+        """Copy earlier splits' test looks into a new split's ledger (rows it lacks: the same
+        answers on the same split are one look), with their exposures, in one transaction;
+        the rows added."""
+        added = 0
+        with self._tx():
+            self._lock_ledger()
+            for look in looks:
+                if self._x("SELECT 1 FROM evaluations WHERE split_id = ? AND pool = ? AND "
+                           "answers_digest = ? LIMIT 1", (look.split_id, look.pool,
+                                                          look.answers_digest)
+                           ).fetchone() is not None:
+                    continue
+                self._x(f"INSERT INTO evaluations ({', '.join(COLUMNS)}) VALUES "
+                        f"({', '.join('?' for _ in COLUMNS)})",
+                        (look.split_id, look.pool, look.run_id, look.answers_digest,
+                         look.source, json.dumps(look.statistic, sort_keys=True), look.shown,
+                         int(look.is_repeat), look.created_at))
+                added += 1
+            self._record_exposures(exposures)
+        return added
+
     def looks(self, split_id: str, pool: str | None = None) -> list[Look]:
         """The ledger of a split (one pool, or all), oldest first; empty for a store of an
         earlier release opened read-only."""
@@ -122,7 +181,10 @@ class Ledger:
 
 def copy_ledger(source: Ledger, target: Ledger) -> int:
     """The ledger's rows the target lacks (the same row copied again is not a new look), in
-    the order they were written (``signals copy``)."""
+    the order they were written, and their test exposures (``signals copy``)."""
+    for row in source._x(f"SELECT {', '.join(EXPOSURE_COLUMNS)} FROM test_exposure").fetchall():
+        target._x(f"INSERT INTO test_exposure ({', '.join(EXPOSURE_COLUMNS)}) VALUES "
+                  f"({', '.join('?' for _ in EXPOSURE_COLUMNS)}) ON CONFLICT DO NOTHING", row)
     same = " AND ".join(f"{c} = ?" for c in COLUMNS)
     insert = (f"INSERT INTO evaluations ({', '.join(COLUMNS)}) VALUES "
               f"({', '.join('?' for _ in COLUMNS)})")

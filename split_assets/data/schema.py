@@ -8,7 +8,7 @@ import sqlite3
 import time
 from collections.abc import Callable
 
-SCHEMA_VERSION = 6  # 1 was the first release, which did not stamp a version (user_version 0)
+SCHEMA_VERSION = 7  # 1 was the first release, which did not stamp a version (user_version 0)
 
 
 SCHEMA = """
@@ -98,6 +98,16 @@ CREATE TABLE IF NOT EXISTS evaluations (
     created_at TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS evaluations_split ON evaluations (split_id, pool);
+CREATE TABLE IF NOT EXISTS test_exposure (
+    baseline_run_id TEXT NOT NULL,
+    pools_sha256 TEXT NOT NULL,
+    split_id TEXT NOT NULL,
+    answers_digest TEXT NOT NULL,
+    run_id TEXT NOT NULL,
+    question_ids TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    PRIMARY KEY (baseline_run_id, pools_sha256, answers_digest)
+);
 """
 
 
@@ -118,7 +128,8 @@ def migrate_sqlite(conn: sqlite3.Connection) -> None:
     transaction."""
     # 0 -> 2: signals gains updated_at, leases are new; 2 -> 3: fingerprints are new;
     # 3 -> 4: llm_calls gains cached_tokens, review labels are new; 4 -> 5: the evaluation
-    # ledger is new; 5 -> 6: llm_calls gains concurrency (the judge's limit when sent)
+    # ledger is new; 5 -> 6: llm_calls gains concurrency (the judge's limit when sent);
+    # 6 -> 7: test_exposure is new (which test questions each look showed, across splits)
     conn.execute("BEGIN IMMEDIATE")
     try:
         for statement in SCHEMA.split(";"):

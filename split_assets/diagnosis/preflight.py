@@ -121,13 +121,17 @@ class Preflight:
 
 
 def preflight(inputs: Inputs, partition: Partition, judge: Judge,
-              estimate: bool = False) -> Preflight:
+              estimate: bool = False, refreeze: bool = False) -> Preflight:
     """Everything checkable before a judge is paid, reading only: the plan, the judge's
     context of what it will diagnose (a missing trace or tree fails now), the endpoint's
     environment, the counts that can show the split is impossible; ``estimate``: the calls
-    and tokens the plan would spend."""
+    and tokens the plan would spend; ``refreeze``: a new split may be frozen after a test
+    look at another split of the baseline (``evaluation/exposure.py``)."""
+    from split_assets.evaluation.exposure import check_refreeze
+
     diag = inputs.loaded.config.diag
     with partition.store(read_only=True) as store:
+        check_refreeze(store, partition, refreeze)
         plan = plan_for(inputs.predictions, partition, store)
         # a run only checks that every trace and tree is there (diagnosis reads them per
         # leased batch); the estimate renders every prompt

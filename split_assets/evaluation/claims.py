@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from split_assets.data.ledger import Evaluation, Look, LookRefused
 from split_assets.errors import UserError
+from split_assets.evaluation.exposure import sync, test_pool
 from split_assets.evaluation.reuse import holm
 
 if TYPE_CHECKING:
@@ -99,9 +100,13 @@ def record(partition: Partition, report: dict[str, Any], source: str,
     ``budget`` is refused (one line, nothing written) unless ``spend``. The test entry gets
     its claim first (what the ledger then records as shown); a line per pool for the user."""
     pools = {pool: entry for pool, entry in report["pools"].items() if "vs_baseline" in entry}
+    exposures = []
     with partition.store() as store:
         if POOL in pools:  # the claim as of this look (the budget itself is held below)
             test = pools[POOL]
+            sealed = test_pool(partition)
+            sync(store, sealed)  # earlier splits' looks at these questions share the budget
+            exposures.append(sealed.exposure(test["answers_digest"], report["candidate"]))
             ledger = store.looks(report["split_id"], POOL)
             ledger.append(Look(report["split_id"], POOL, report["candidate"],
                                test["answers_digest"], source, _statistic(test), "", False, ""))
@@ -111,7 +116,8 @@ def record(partition: Partition, report: dict[str, Any], source: str,
                                   shown_line(entry)) for pool, entry in pools.items()]
         try:
             looks = store.record_looks(evaluations, {POOL: budget}
-                                       if budget is not None and not spend else None)
+                                       if budget is not None and not spend else None,
+                                       exposures)
         except LookRefused as refused:
             raise UserError(
                 f"a new look at test refused: the {refused.looks} look(s) of "

@@ -12,8 +12,8 @@ from __future__ import annotations
 from typing import Any
 
 from split_assets.data.signals import SignalStore
-from split_assets.errors import InputError
-from split_assets.evaluation.report import load_pools
+from split_assets.errors import InputError, UserError
+from split_assets.evaluation.report import check_roles, load_pools
 from split_assets.evaluation.reuse import Ladder, one_sided_p
 from split_assets.inputs import Inputs
 from split_assets.lib.canonical import digest_of
@@ -29,9 +29,17 @@ def _bits(answers: list[bool]) -> str:
 
 
 def feedback(inputs: Inputs, partition: Partition, candidate: str, store: SignalStore,
-             budget: int) -> dict[str, Any]:
+             budget: int, control: str | None = None) -> dict[str, Any]:
     """Submit ``candidate``'s validation answers: what the loop may see (the leaderboard's
-    released accuracy, whether it moved, ``significant``), recorded in the ledger."""
+    released accuracy, whether it moved, ``significant``), recorded in the ledger. The
+    baseline and the ``control`` run are references, never candidates (refused as
+    ``compare`` refuses them). ``repeat`` is the ledger's rule: these answers were evaluated
+    on validation before, by any command, under any run id."""
+    check_roles(partition.run_id, candidate, None, "--candidate")
+    if control is not None and candidate == control:
+        raise UserError(f"the candidate run is the control itself ({control!r})",
+                        "--candidate", "a control is a fresh re-run of the baseline agent, "
+                                       "not a candidate: pass another run")
     doc = load_pools(partition)
     ids = sorted(doc["pools"][POOL])
     videos = [inputs.benchmark.by_id[q].video_id for q in ids]
@@ -49,18 +57,18 @@ def feedback(inputs: Inputs, partition: Partition, candidate: str, store: Signal
             ladder.submit([c == "1" for c in look.statistic["answers"]])
             submitted.add(look.answers_digest)
     digest = digest_of([[q, c] for q, c in zip(ids, answers, strict=True)])
-    repeat, moved = digest in submitted, False
-    if not repeat:
+    moved = False
+    if digest not in submitted:  # answers submitted before are never submitted again
         moved = ladder.submit(answers).moved
     significant = one_sided_p(videos, baseline, answers) < ALPHA / budget
     submissions = len(submitted | {digest})
     released = round(1.0 - ladder.released_loss, 6)
     shown = (f"leaderboard accuracy {released:.4f}" + (" (moved)" if moved else "")
              + f", significant: {'yes' if significant else 'no'}")
-    store.record_look(doc["split_id"], POOL, candidate, digest, SOURCE,
-                      {"answers": _bits(answers), "moved": moved, "significant": significant},
-                      shown)
+    look = store.record_look(doc["split_id"], POOL, candidate, digest, SOURCE,
+                             {"answers": _bits(answers), "moved": moved,
+                              "significant": significant}, shown)
     return {"split_id": doc["split_id"], "candidate": candidate,
             "leaderboard_accuracy": released, "moved": moved, "significant": significant,
-            "repeat": repeat, "submissions": submissions, "budget": budget,
+            "repeat": look.is_repeat, "submissions": submissions, "budget": budget,
             "within_budget": submissions <= budget}

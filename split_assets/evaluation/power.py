@@ -38,15 +38,15 @@ def pool_power(problem: SplitProblem, videos: dict[str, tuple[str, ...]],
                       if rerun.get(q.question_id) is not None]
             if usable:
                 shares.append(sum(a != b for a, b in usable) / len(usable))
+        runs = (reruns[0][0] if control else f"{len(reruns)} reference run(s)")
         if discordance is not None:
             psi, source = discordance, "evaluation.discordance"
         elif shares and sum(shares) > 0:
             psi = sum(shares) / len(shares)
-            source = (f"measured: baseline vs {reruns[0][0]}" if control
-                      else f"measured: baseline vs {len(shares)} reference run(s)")
+            source = f"measured: baseline vs {runs}"
         else:
-            psi, source = DEFAULT_DISCORDANCE, ("assumed (no control or reference run; set "
-                                                "evaluation.discordance)")
+            psi, source = DEFAULT_DISCORDANCE, (f"assumed {DEFAULT_DISCORDANCE} "
+                                                f"({_why(runs, bool(reruns), shares)})")
         if reruns:
             name, rerun = reruns[0]
             groups = [[float(rerun[q.question_id]) - float(q.correct) for q in qs
@@ -56,4 +56,28 @@ def pool_power(problem: SplitProblem, videos: dict[str, tuple[str, ...]],
             groups = [[float(q.correct) for q in qs] for qs in per_video]
             icc_source = "baseline correctness (no re-run: conservative)"
         out[pool] = power_summary(groups, psi, source, icc_source, ALPHA, POWER)
+    return out
+
+
+def _why(runs: str, any_rerun: bool, shares: list[float]) -> str:
+    """Why the discordance of a pool could not be measured, and what to do."""
+    if not any_rerun:
+        return "no control or reference run; set evaluation.discordance"
+    if not shares:
+        return (f"{runs} answered no question of this pool; import its answers or set "
+                "evaluation.discordance")
+    return (f"{runs} agree with the baseline on every answer of this pool (measured 0), which "
+            "says nothing of how answers move; set evaluation.discordance or import a "
+            "control run")
+
+
+def reference_discordance(problem: SplitProblem, references: dict[str, dict[str, bool | None]]
+                          ) -> dict[str, tuple[int, int]]:
+    """Per reference run: (answers whose correctness differs from the baseline's, answers
+    both gave), over the whole benchmark (the ``reference_runs_informative`` check)."""
+    out = {}
+    for run, correct in references.items():
+        both = [(q.correct, correct[q.question_id]) for q in problem.questions
+                if correct.get(q.question_id) is not None]
+        out[run] = (sum(a != b for a, b in both), len(both))
     return out

@@ -147,7 +147,7 @@ def compare_runs(inputs: Inputs, partition: Partition, candidate: str, control: 
     """The report of ``candidate`` (and ``control``) on the config's frozen split. With
     ``skip_incomplete`` a pool the runs did not fully answer gets a note instead of an error
     (the asset: a candidate needs predictions only for the pools it is compared on)."""
-    _check_roles(partition.run_id, candidate, control, control_where)
+    check_roles(partition.run_id, candidate, control, control_where)
     doc = load_pools(partition)
     manifest = partition.frozen_manifest()
     if (predictions_digest(inputs.predictions)
@@ -173,7 +173,8 @@ def compare_runs(inputs: Inputs, partition: Partition, candidate: str, control: 
     return report
 
 
-def _check_roles(baseline: str, candidate: str, control: str | None, control_where: str) -> None:
+def check_roles(baseline: str, candidate: str, control: str | None, control_where: str) -> None:
+    """The candidate is neither the baseline nor the control (``compare``, ``feedback``)."""
     for run, role, where in ((candidate, "candidate", "--candidate"),
                              (control, "control", control_where)):
         if run is not None and run == baseline:

@@ -98,14 +98,15 @@ def _freezing_assets(names: Names) -> list[Any]:
 
     @partitioned("frozen_pools", deps=("trainval_selection",), uses=frozenset({n.RUN_OPTIONS}),
                  check_specs=pool_checks.frozen_check_specs(names), description=(
-        "Splits trainval into train/validation, evaluates its seven checks in memory, "
+        "Splits trainval into train/validation, evaluates its eight checks in memory, "
         "and only when all pass writes `pools.json` and `split_manifest.json` "
         "atomically under `out_dir/<fingerprint>/<split_id>/`."))
     @fails_cleanly
     def frozen_pools(context: AssetExecutionContext
                      ) -> Iterator[AssetCheckResult | MaterializeResult]:
-        allowed = options_of(context, names).allowed_degraded(context.run.tags)
-        yield from _frozen_pools(session_of(context, names), context.run.tags, allowed)
+        options = options_of(context, names)
+        yield from _frozen_pools(session_of(context, names), context.run.tags,
+                                 options.allowed_degraded(context.run.tags), options.refreeze)
 
     @partitioned("candidate_evaluation", deps=("frozen_pools",), description=(
         "Compares each evaluation.candidates run with the baseline on the frozen "
@@ -141,7 +142,7 @@ def _trainval_selection(s: Session) -> MaterializeResult:
         "selection_path": MetadataValue.path(str(s.partition.selection_file))})
 
 
-def _frozen_pools(s: Session, tags: Mapping[str, str], allowed: int
+def _frozen_pools(s: Session, tags: Mapping[str, str], allowed: int, refreeze: bool = False
                   ) -> Iterator[AssetCheckResult | MaterializeResult]:
     partition = s.partition
     problem, digests_of = s.split_inputs()
@@ -153,10 +154,13 @@ def _frozen_pools(s: Session, tags: Mapping[str, str], allowed: int
     doc = _manifest_of(s, problem, frozen, digests, tags.get(GENERATED_AT_TAG) or utc_now())
     vs = s.loaded.config.video_split
     results, failed = pool_checks.evaluate(partition, problem, frozen, doc["power"],
-                                           vs.val_wrong_min)
+                                           vs.val_wrong_min, _references(s, problem))
     if failed is None:  # degraded diagnoses beyond --allow-degraded: no split, no check run
         settled = partition.settled_degraded()  # accepted when this split was first frozen
         refuse_degraded([q for q in doc["degraded_question_ids"] if q not in settled], allowed)
+    if failed is None:  # earlier splits' looks at these test questions: a new split is
+        # refused unless refreeze; else they are copied into its ledger and its manifest
+        doc["test_exposure"] = _test_exposure(s, problem, frozen, refreeze)
     yield from results  # each check's result, before anything is written
     if failed is not None:
         raise failed
@@ -164,6 +168,27 @@ def _frozen_pools(s: Session, tags: Mapping[str, str], allowed: int
     write_frozen(partition.out_dir, frozen, doc)
     yield MaterializeResult(metadata=md.frozen_metadata(partition, problem, frozen, doc,
                                                         doc["degraded_question_ids"]))
+
+
+def _references(s: Session, problem: SplitProblem) -> dict[str, tuple[int, int]]:
+    from split_assets.evaluation.power import reference_discordance
+
+    runs = tuple(s.loaded.config.diag.reference_runs)
+    scored = s.inputs.outcomes_of(runs, "reference", "diag.reference_runs") if runs else {}
+    return reference_discordance(problem, {run: o.correct for run, o in scored.items()})
+
+
+def _test_exposure(s: Session, problem: SplitProblem, frozen: FrozenSplit,
+                   refreeze: bool) -> dict[str, Any]:
+    from split_assets.evaluation.exposure import TestPool, freeze_exposure
+
+    partition = s.partition
+    pool = TestPool(partition.run_id, partition.split_id, frozen.sha256,
+                    tuple(frozen.pools["test"]))
+    video_of = {q.question_id: q.video_id for q in problem.questions}
+    with partition.store() as store:
+        return freeze_exposure(store, pool, not partition.files.pools.is_file(), refreeze,
+                               video_of)
 
 
 def _manifest_of(s: Session, problem: SplitProblem, frozen: FrozenSplit,

@@ -1,7 +1,7 @@
 """``judge_agreement``, the blocking check on diagnosis_signals: the judge's tiers against the
 human review labels. A one-step diagnosis_signals (``diag.shards: 1``) evaluates it in its own
 step (a check_spec); the sharded graph has it as an ``@asset_check`` step. (frozen_pools'
-seven checks are its own check_specs: ``pool_checks.py``.)"""
+eight checks are its own check_specs: ``pool_checks.py``.)"""
 
 
 from typing import Any

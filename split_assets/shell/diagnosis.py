@@ -76,7 +76,7 @@ def _one_step(names: Names) -> Any:
     def diagnosis_signals(context: AssetExecutionContext
                           ) -> Iterator[MaterializeResult | AssetCheckResult]:
         s, options = session_of(context, names), options_of(context, names)
-        _check(s, options.refuses_to_wait(context.run.tags))
+        _check(s, options.refuses_to_wait(context.run.tags), options.refreeze)
         report = _diagnose_shard(context, s, 0, 1)
         yield MaterializeResult(metadata=_joined(
             context, s, [report], options.allowed_degraded(context.run.tags)))
@@ -98,8 +98,8 @@ def _sharded(names: Names) -> Any:
                     "diagnosis steps.")
     @fails_cleanly
     def check_and_shard(context: OpExecutionContext) -> Iterator[DynamicOutput[int]]:
-        s = session_of(context, names)
-        _check(s, options_of(context, names).refuses_to_wait(context.run.tags))
+        s, options = session_of(context, names), options_of(context, names)
+        _check(s, options.refuses_to_wait(context.run.tags), options.refreeze)
         for index in range(s.loaded.config.diag.shards):
             yield DynamicOutput(index, mapping_key=f"shard_{index}")
 
@@ -133,11 +133,14 @@ def _sharded(names: Names) -> Any:
     return diagnosis_signals
 
 
-def _check(s: Session, no_wait: bool) -> None:
+def _check(s: Session, no_wait: bool, refreeze: bool) -> None:
     """What counts alone can refute, before anything is paid; ``no_wait``: refuse while
-    another run holds leases."""
+    another run holds leases; a new split after a test look unless ``refreeze``."""
+    from split_assets.evaluation.exposure import check_refreeze
+
     inputs, partition = s.inputs, s.partition
     with partition.store() as store:
+        check_refreeze(store, partition, refreeze)
         check_before_diagnosis(s.loaded.config.video_split, len(inputs.benchmark.videos),
                                inputs.predictions, store.rows(partition.run_id, partition.key))
         if no_wait:

@@ -12,10 +12,12 @@ from split_assets.session import Session
 
 
 def run_split_job(session: Session, tags: dict[str, str],
-                  options: dict[str, object] | None = None) -> None:
+                  options: dict[str, object] | None = None) -> list[str]:
     """Materialize every asset and check of the session's partition, under the names of the
-    workspace that declares its config (raises the error that failed the run). ``options``:
-    the run config of the workspace's ``run_options`` (``allow_degraded``, ``no_wait``)."""
+    workspace that declares its config (raises the error that failed the run); the
+    descriptions of the checks that warned (severity WARN, not passed). ``options``: the run
+    config of the workspace's ``run_options`` (``allow_degraded``, ``no_wait``,
+    ``refreeze_after_test_look``)."""
     from split_assets.definitions import make_definitions
     from split_assets.instances import name_for
     from split_assets.shell.instance import get_instance, register_partition
@@ -38,6 +40,19 @@ def run_split_job(session: Session, tags: dict[str, str],
                                         raise_on_error=False)
     if not result.success:
         raise interrupted() if interrupts.seen() else failure_of(result)
+    return [f"check {evaluation.check_name}: {evaluation.description}"
+            for evaluation in _evaluations(result) if _warned(evaluation)]
+
+
+def _evaluations(result: Any) -> list[Any]:
+    return [event.event_specific_data for event in result.all_events
+            if event.event_type_value == "ASSET_CHECK_EVALUATION"]
+
+
+def _warned(evaluation: Any) -> bool:
+    from dagster import AssetCheckSeverity
+
+    return not evaluation.passed and evaluation.severity == AssetCheckSeverity.WARN
 
 
 def failure_of(result: Any) -> SplitAssetsError:
@@ -56,16 +71,14 @@ def failure_of(result: Any) -> SplitAssetsError:
 
 
 def _failed_check(result: Any) -> SplitAssetsError | None:
-    """A blocking check that failed on the files on disk."""
-    for event in result.all_events:
-        if event.event_type_value == "ASSET_CHECK_EVALUATION":
-            evaluation = event.event_specific_data
-            if not evaluation.passed:
-                desc = (evaluation.description or "").strip()
-                return RunFailure(f"check {evaluation.check_name} failed: {desc}",
-                                  evaluation.asset_key.to_user_string(),
-                                  "see the check's metadata in the Dagster UI (make ui); "
-                                  "'split-assets verify' re-checks the files")
+    """A blocking check that failed on the files on disk (a warning fails nothing)."""
+    for evaluation in _evaluations(result):
+        if not evaluation.passed and not _warned(evaluation):
+            desc = (evaluation.description or "").strip()
+            return RunFailure(f"check {evaluation.check_name} failed: {desc}",
+                              evaluation.asset_key.to_user_string(),
+                              "see the check's metadata in the Dagster UI (make ui); "
+                              "'split-assets verify' re-checks the files")
     return None
 
 

@@ -1,6 +1,8 @@
-"""The seven blocking checks of ``frozen_pools``, declared as its ``check_specs`` (the six
-invariants and ``mcnemar_power``): the asset evaluates them on the split in memory and yields
-each result before it writes anything, so a split that would fail one is never frozen. The
+"""The eight checks of ``frozen_pools``, declared as its ``check_specs`` (the six
+invariants, ``mcnemar_power`` and ``reference_runs_informative``; the last two warn, with
+Dagster's WARN severity, where a split is valid but weak): the asset evaluates them on the
+split in memory and yields each result before it writes anything, so a split that would fail
+one is never frozen. The
 re-read of the files on disk is ``split-assets verify``'s (``split/checking.py``)."""
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ PARTITIONED_CHECKS = "Specifying a partitions_def on an AssetCheckSpec"
 warnings.filterwarnings("ignore", category=PreviewWarning, message=PARTITIONED_CHECKS)
 
 POWER = "mcnemar_power"
+REFERENCES = "reference_runs_informative"
 DESCRIPTIONS = {
     "pools_disjoint": "No question is in two pools.",
     "pools_cover_benchmark": "The pools together hold every benchmark question.",
@@ -35,7 +38,11 @@ DESCRIPTIONS = {
     "test_within_epsilon": "Every constrained category of test is within epsilon of global.",
     "pools_sha256_matches": "pools.json hashes to the manifest's pools_sha256.",
     POWER: "Validation holds at least val_wrong_min baseline-wrong questions, so a McNemar "
-           "test between baseline and candidate has power.",
+           "test between baseline and candidate has power; warns when no gain is detectable "
+           "on validation.",
+    REFERENCES: "Warns when a diag.reference_runs run differs from the baseline on fewer than "
+                "1% of the answers both gave: such a reference cannot tell a persistent "
+                "defect (T2) from a lapse (T1).",
 }
 
 
@@ -44,7 +51,7 @@ def frozen_check_specs(names: Names) -> list[AssetCheckSpec]:
     return [AssetCheckSpec(name, asset=names.key("frozen_pools"), blocking=True,
                            description=DESCRIPTIONS[name],
                            partitions_def=partitions_of(names))
-            for name in (*INVARIANTS, POWER)]
+            for name in (*INVARIANTS, POWER, REFERENCES)]
 
 
 def which(partition: Partition) -> dict[str, str]:
@@ -53,10 +60,14 @@ def which(partition: Partition) -> dict[str, str]:
 
 
 def evaluate(partition: Partition, problem: SplitProblem, frozen: FrozenSplit,
-             power: dict[str, Any], val_wrong_min: int
+             power: dict[str, Any], val_wrong_min: int,
+             references: dict[str, tuple[int, int]] | None = None
              ) -> tuple[list[AssetCheckResult], SplitAssetsError | None]:
     """Every check's result on the split in memory, and the error of the first that failed
-    (None: all passed). A failed result's description ends "(nothing was frozen)"."""
+    (None: all passed). A failed result's description ends "(nothing was frozen)"; a warning
+    (severity WARN: no gain detectable on validation, references too close to the baseline)
+    fails nothing. ``references``: per reference run, (answers differing from the baseline's,
+    answers both gave)."""
     results, first = [], None
     for r in verify(problem, frozen.data, frozen.sha256):
         results.append(_result(partition, r.name, r.passed, r.detail, _flat(r.figures)))
@@ -64,9 +75,12 @@ def evaluate(partition: Partition, problem: SplitProblem, frozen: FrozenSplit,
             first = RunFailure(f"check {r.name} would fail: {r.detail}", "frozen_pools",
                                "nothing was frozen; report this as a bug with the run's logs")
     verdict = power_verdict(problem, frozen.videos, val_wrong_min)
-    results.append(_result(partition, POWER, verdict.passed,
+    undetectable = verdict.passed and bool(power) and power["validation"]["mde"] is None
+    results.append(_result(partition, POWER, verdict.passed and not undetectable,
                            power_detail(verdict, val_wrong_min, power),
-                           power_metadata(verdict, val_wrong_min, power)))
+                           power_metadata(verdict, val_wrong_min, power),
+                           warn=undetectable))
+    results.append(references_result(partition, references or {}))
     if not verdict.passed and first is None:
         detail = (f"validation holds {verdict.val_wrong} baseline-wrong questions, need "
                   f"{val_wrong_min} (at most {verdict.reachable} with {verdict.n_validation} "
@@ -78,12 +92,40 @@ def evaluate(partition: Partition, problem: SplitProblem, frozen: FrozenSplit,
 
 
 def _result(partition: Partition, name: str, passed: bool, detail: str,
-            metadata: dict[str, Any]) -> AssetCheckResult:
+            metadata: dict[str, Any], warn: bool = False) -> AssetCheckResult:
     return AssetCheckResult(
-        check_name=name, passed=passed, severity=AssetCheckSeverity.ERROR,
+        check_name=name, passed=passed,
+        severity=AssetCheckSeverity.WARN if warn else AssetCheckSeverity.ERROR,
         description=f"split {partition.split_id}: {detail}"
-                    + ("" if passed else " (nothing was frozen)"),
+                    + ("" if passed or warn else " (nothing was frozen)"),
         metadata={**metadata, **which(partition)})
+
+
+MIN_REFERENCE_DISCORDANCE = 0.01  # under 1 % of the answers: no evidence either way
+
+
+def references_result(partition: Partition,
+                      references: dict[str, tuple[int, int]]) -> AssetCheckResult:
+    """Warns when a reference run is too close to the baseline to separate T1 from T2."""
+    shares = {run: (differ / both if both else 0.0) for run, (differ, both) in
+              references.items()}
+    close = sorted(run for run, share in shares.items() if share < MIN_REFERENCE_DISCORDANCE)
+    metadata: dict[str, Any] = {f"discordance {run}": round(share, 6)
+                                for run, share in sorted(shares.items())}
+    metadata["threshold"] = MIN_REFERENCE_DISCORDANCE
+    if not references:
+        detail = "no diag.reference_runs: nothing to check"
+    elif not close:
+        detail = (f"each reference run differs from the baseline on at least "
+                  f"{100 * MIN_REFERENCE_DISCORDANCE:g}% of the answers both gave")
+    else:
+        detail = ("reference run(s) " + ", ".join(
+            f"{run} ({references[run][0]} of {references[run][1]} answers differ)"
+            for run in close) + f" differ from the baseline on under "
+            f"{100 * MIN_REFERENCE_DISCORDANCE:g}% of the answers: they cannot tell a defect "
+            "(T2) from a lapse (T1), so nearly every wrong answer counts as T2; add a run of "
+            "another model to diag.reference_runs")
+    return _result(partition, REFERENCES, not close, detail, metadata, warn=bool(close))
 
 
 def power_detail(verdict: PowerVerdict, threshold: int, power: dict[str, Any]) -> str:
@@ -100,7 +142,12 @@ def power_detail(verdict: PowerVerdict, threshold: int, power: dict[str, Any]) -
     if power:
         mde = power["validation"]["mde"]
         detail += (f"; detects a gain of {100 * mde:.1f} pp on validation at 80% power, "
-                   "alpha 0.05" if mde is not None else "; no gain is detectable on validation")
+                   "alpha 0.05" if mde is not None else
+                   "; no gain is detectable on validation at 80% power, alpha 0.05 (too few "
+                   "questions for the discordance "
+                   f"{power['validation']['discordance']:g}, "
+                   f"{power['validation']['discordance_source']}): raise val_ratio or "
+                   "n_trainval")
     return detail
 
 

@@ -8,7 +8,8 @@
   read (never written), and the judge's endpoint settings (the API key is never among them).
   Read from the config when the code location loads (reload it after editing the config); an
   invalid config shows its one line instead and still loads;
-- ``run_options``: the typed run config of ``--allow-degraded`` and ``--no-wait`` (fields in the
+- ``run_options``: the typed run config of ``--allow-degraded``, ``--no-wait`` and
+  ``--refreeze-after-test-look`` (fields in the
   launchpad: ``resources: {<name>: {config: {allow_degraded: 2}}}``); a value set here wins over
   the run tags earlier releases used."""
 
@@ -81,6 +82,15 @@ class RunOptions(ConfigurableResource):
     no_wait: bool | None = Field(
         default=None, description="refuse at once when another run is diagnosing the same "
                                   "partition (split-assets run --no-wait); unset: false")
+
+    refreeze_after_test_look: bool | None = Field(
+        default=None, description="freeze a new split although another split of the baseline "
+                                  "had a test look; its ledger starts with those looks "
+                                  "(split-assets run --refreeze-after-test-look); unset: false")
+
+    @property
+    def refreeze(self) -> bool:
+        return bool(self.refreeze_after_test_look)
 
     def allowed_degraded(self, tags: Mapping[str, str]) -> int:
         """This option, else the run tag of earlier releases, else 0."""

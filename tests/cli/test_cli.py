@@ -29,7 +29,8 @@ def test_run_twice_is_byte_identical_and_verifies(small_workspace: Path, run_cli
     code, out, err = run_cli("run", "--config", str(small_workspace), "--generated-at", PIN)
     assert code == 0, err
     lines = kv(out)
-    assert list(lines) == ["fingerprint", "split_id", "pools", "pools_sha256", "manifest"]
+    assert list(lines) == ["fingerprint", "split_id", "pools", "pools_sha256", "manifest",
+                           "test_looks_max", "feedback_budget"]
     assert Path(lines["pools"]).is_absolute()
     umask = os.umask(0)
     os.umask(umask)
@@ -353,7 +354,7 @@ def test_dagster_asset_materialize_after_run(small_workspace: Path, run_cli: Cli
                            "--select", "*", "--partition", kv(out)["fingerprint"]],
                           capture_output=True, text=True, env=env, check=False)
     assert proc.returncode == 0, proc.stderr[-2000:]
-    assert proc.stderr.count("ASSET_CHECK_EVALUATION") == 8  # 7 on frozen_pools, judge_agreement
+    assert proc.stderr.count("ASSET_CHECK_EVALUATION") == 9  # 8 on frozen_pools, judge_agreement
     assert Path(kv(out)["pools"]).read_bytes() == first[0]  # same partition, same bytes
 
 

@@ -97,7 +97,8 @@ def test_import_predictions_jsonl_with_roles(tmp_path: Path) -> None:
     import_predictions(write_predictions(tmp_path / "r.jsonl", answers(30, "rerun")), "rerun",
                        ws, role="control")
     doc = yaml.safe_load((ws / "video_split.yaml").read_text())
-    assert doc["evaluation"] == {"candidates": ["cand"], "control_run": "rerun"}
+    assert doc["evaluation"] == {"candidates": ["cand"], "control_run": "rerun",
+                                 "test_looks_max": 5, "feedback_budget": 100}
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"question_id": "001-1", "response": "A"}\n{"question_id": "zzz", '
                    '"response": "B"}\n')

@@ -67,11 +67,14 @@ def _ledger(run_cli, config: Path) -> list[dict]:  # noqa: ANN001
 
 
 def _import_copy_of_rerun1(run_cli, config: Path, tmp_path: Path) -> None:  # noqa: ANN001
-    code, _, err = run_cli("import", "predictions", "--jsonl",
-                           str(write_predictions(tmp_path / "c.jsonl",
-                                                 answers(N_VIDEOS, "rerun1"))),
-                           "--run-id", "rerun1copy", "--workspace", str(config.parent))
+    code, out, err = run_cli("import", "predictions", "--jsonl",
+                             str(write_predictions(tmp_path / "c.jsonl",
+                                                   answers(N_VIDEOS, "rerun1"))),
+                             "--run-id", "rerun1copy", "--workspace", str(config.parent),
+                             "--role", "candidate")
     assert code == 0, err
+    # the file answers every test question: the harness showed test, a look at import
+    assert "ledger: test look at rerun1copy" in out
 
 
 def test_a_look_beyond_the_budget_is_refused_in_one_line_and_writes_nothing(
@@ -98,11 +101,14 @@ def test_a_look_beyond_the_budget_is_refused_in_one_line_and_writes_nothing(
     code, out, err = _compare(run_cli, evaluated, "--candidate", "rerun2", "--spend-test-look")
     assert code == 0, err
     assert "test look 2 of budget 1" in out and "no claim holds for it at 0.05/1" in out
-    assert [r["pool"] for r in _ledger(run_cli, evaluated)] == ["test"] * 3
+    # the import's look, rerun1's and rerun1copy's repeats of it, rerun2's spent look
+    assert [(r["source"], r["is_repeat"]) for r in _ledger(run_cli, evaluated)] == [
+        ("import", False), ("compare", True), ("compare", True), ("compare", False)]
 
 
 def test_without_a_budget_the_report_gives_holm_over_all_looks(
         evaluated: Path, run_cli) -> None:  # noqa: ANN001
+    edit_config(evaluated, evaluation={"test_looks_max": None})  # an import declares one
     for run in ("rerun1", "same"):
         code, _, err = _compare(run_cli, evaluated, "--candidate", run)
         assert code == 0, err

@@ -162,7 +162,7 @@ def _import_test_only(run_cli, config: Path, tmp_path: Path, *role: str) -> None
 
 def test_compare_refuses_missing_predictions_of_a_compared_pool(
         evaluated: Path, run_cli, tmp_path: Path) -> None:  # noqa: ANN001
-    _import_test_only(run_cli, evaluated, tmp_path)
+    _import_test_only(run_cli, evaluated, tmp_path, "--role", "candidate")
     code, _, err = run_cli("compare", "--config", str(evaluated), "--candidate", "testonly")
     assert code == 2 and "no prediction for 540 of 540 validation questions" in err
     report = _report(run_cli, evaluated, "--candidate", "testonly", "--pool", "test")
@@ -252,14 +252,16 @@ def test_compare_refuses_a_control_equal_to_the_candidate_and_a_changed_baseline
 def test_the_asset_skips_a_pool_a_partial_candidate_did_not_answer(
         evaluated: Path, run_cli, tmp_path: Path) -> None:  # noqa: ANN001
     """A candidate that answered only test: the asset (validation only) notes it, fails
-    nothing, and records no look."""
+    nothing, and records no look (the import recorded the one the harness showed)."""
     _import_test_only(run_cli, evaluated, tmp_path, "--role", "candidate")
     code, out, err = run_cli("run", "--config", str(evaluated))
     assert code == 0, err
     report = json.loads(Path(kv(out)["evaluation"]).read_text())["reports"][0]
     assert report["pools"]["validation"]["note"].startswith("not compared: candidate run")
     assert report["pools"]["test"] == {"note": TEST_NOT_SHOWN}
-    assert json.loads(run_cli("ledger", "--config", str(evaluated), "--json")[1]) == []
+    rows = json.loads(run_cli("ledger", "--config", str(evaluated), "--json")[1])
+    assert [(r["pool"], r["source"], r["run_id"]) for r in rows] == [
+        ("test", "import", "testonly")]
 
 
 def test_compare_writes_the_ledger_and_a_repeat_is_marked(evaluated: Path,

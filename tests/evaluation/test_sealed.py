@@ -1,0 +1,185 @@
+"""The test pool stays sealed for the whole research loop (issue 35): what the harness showed
+is a look (an import answering test questions), a look belongs to the baseline and not to one
+split (seed shopping refused, or the new split inherits the look), the freeze locks the
+references, and the loop's small holes are closed. Every refusal is one line, exit 2, and
+writes nothing."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from pathlib import Path
+
+from conftest import edit_config, kv
+from helpers.evaluated import N_VIDEOS
+from helpers.official_layout import answers, write_predictions
+
+ERROR_LINE = re.compile(r"^error: .+ \(.+\): .+$")
+
+
+def _state(ws: Path) -> dict[str, str]:
+    """Digests of what an import or a run may write (nothing, when refused)."""
+    files = [ws / "harness.db", ws / "video_split.yaml", ws / "signals.db",
+             *sorted(ws.glob("splits/*/*/*.json"))]
+    return {str(p): hashlib.sha256(p.read_bytes()).hexdigest() for p in files if p.is_file()}
+
+
+def _refused(result: tuple[int, str, str], *words: str) -> None:
+    code, out, err = result
+    assert code == 2 and out == "", err
+    assert len(err.strip().splitlines()) == 1 and ERROR_LINE.match(err.strip()), err
+    for word in words:
+        assert word in err, err
+
+
+def _import(run_cli, config: Path, tmp_path: Path, run: str, given: dict[str, str],  # noqa: ANN001
+            *flags: str) -> tuple[int, str, str]:
+    return run_cli("import", "predictions", "--jsonl",
+                   str(write_predictions(tmp_path / f"{run}.jsonl", given)), "--run-id", run,
+                   "--workspace", str(config.parent), *flags)
+
+
+def _pools(config: Path) -> dict:
+    return json.loads(next(config.parent.glob("splits/*/*/pools.json")).read_text())
+
+
+def _ledger(run_cli, config: Path, *flags: str) -> list[dict]:  # noqa: ANN001
+    code, out, err = run_cli("ledger", "--config", str(config), "--json", *flags)
+    assert code == 0, err
+    return json.loads(out)
+
+
+def test_the_freeze_locks_the_references(evaluated: Path, run_cli,  # noqa: ANN001
+                                         tmp_path: Path) -> None:
+    ws, given = evaluated.parent, answers(N_VIDEOS, "cand", skill=0.05)
+    before = _state(ws)
+    _refused(_import(run_cli, evaluated, tmp_path, "cand", given), "--role",
+             "is frozen", "candidate", "control", "reference")
+    assert _state(ws) == before
+    # before any look at test, another model's run may still be added (a new split follows)
+    code, out, err = _import(run_cli, evaluated, tmp_path, "ref2", answers(N_VIDEOS, "ref2"),
+                             "--role", "reference")
+    assert code == 0 and "added ref2 to diag.reference_runs" in out, err
+    edit_config(evaluated, diag={"reference_runs": ["ref"]})  # back to the frozen split
+    assert run_cli("compare", "--config", str(evaluated), "--candidate", "rerun1", "--pool",
+                   "test")[0] == 0
+    before = _state(ws)
+    _refused(_import(run_cli, evaluated, tmp_path, "ref3", answers(N_VIDEOS, "ref3"),
+                     "--role", "reference"), "reference run refused", "looked at")
+    assert _state(ws) == before
+
+
+def test_a_full_benchmark_candidate_import_is_a_test_look_within_the_budget(
+        evaluated: Path, run_cli, tmp_path: Path) -> None:  # noqa: ANN001
+    edit_config(evaluated, evaluation={"test_looks_max": 1})
+    code, out, err = _import(run_cli, evaluated, tmp_path, "cand1",
+                             answers(N_VIDEOS, "cand1", skill=0.05), "--role", "candidate")
+    assert code == 0, err
+    assert "ledger: test look at cand1" in out and "the harness printed an aggregate" in out
+    (row,) = _ledger(run_cli, evaluated)
+    assert (row["pool"], row["source"], row["run_id"]) == ("test", "import", "cand1")
+    assert row["statistic"]["answered"] == row["statistic"]["of"] == 900
+    # comparing it on test later is a repeat of that look, not a second one
+    code, out, err = run_cli("compare", "--config", str(evaluated), "--candidate", "cand1",
+                             "--pool", "test")
+    assert code == 0 and "(a repeat" in err and "test look 1 of budget 1" in out
+    before = _state(evaluated.parent)
+    _refused(_import(run_cli, evaluated, tmp_path, "cand2",
+                     answers(N_VIDEOS, "cand2", skill=0.05), "--role", "candidate"),
+             "import refused", "evaluation.test_looks_max 1 are spent", "--spend-test-look",
+             "export lmms-eval --pool validation")
+    assert _state(evaluated.parent) == before
+    code, out, err = _import(run_cli, evaluated, tmp_path, "cand2",
+                             answers(N_VIDEOS, "cand2", skill=0.05), "--role", "candidate",
+                             "--spend-test-look")
+    assert code == 0 and "ledger: test look at cand2" in out, err
+
+
+def test_a_validation_only_candidate_records_no_look(evaluated: Path, run_cli,  # noqa: ANN001
+                                                     tmp_path: Path) -> None:
+    edit_config(evaluated, evaluation={"test_looks_max": 1})
+    validation = set(_pools(evaluated)["pools"]["validation"])
+    given = {q: r for q, r in answers(N_VIDEOS, "cand", skill=0.05).items() if q in validation}
+    code, out, err = _import(run_cli, evaluated, tmp_path, "cand", given, "--role",
+                             "candidate", "--partial")
+    assert code == 0 and "answers no test question" in out and "no look" in out, err
+    assert _ledger(run_cli, evaluated) == []
+    code, out, err = run_cli("feedback", "--config", str(evaluated), "--candidate", "cand")
+    assert code == 0 and "repeat=false" in out, err
+
+
+def test_seed_shopping_after_a_test_look(evaluated: Path, run_cli) -> None:  # noqa: ANN001
+    """After a look at test, a new seed is refused before anything is paid; with
+    --refreeze-after-test-look the new split's ledger starts with the earlier look and its
+    manifest says how many of its test videos that look had shown."""
+    code, out, err = run_cli("compare", "--config", str(evaluated), "--candidate", "rerun1",
+                             "--pool", "test")
+    assert code == 0, err
+    first = _ledger(run_cli, evaluated)
+    old_split = first[0]["split_id"]
+    edit_config(evaluated, video_split={"seed": 8})
+    before = _state(evaluated.parent)
+    _refused(run_cli("run", "--config", str(evaluated)), "a new split", old_split,
+             "--refreeze-after-test-look")
+    assert _state(evaluated.parent) == before
+    code, out, err = run_cli("run", "--config", str(evaluated), "--refreeze-after-test-look")
+    assert code == 0, err
+    new_split = kv(out)["split_id"]
+    assert new_split != old_split and "test_looks_max=5" in out and "feedback_budget=100" in out
+    manifest = json.loads(Path(kv(out)["manifest"]).read_text())
+    exposure = manifest["test_exposure"]
+    old_test = {q.split("-")[0] for q in json.loads(
+        next(p for p in evaluated.parent.glob("splits/*/*/pools.json")
+             if p.parent.name == old_split).read_text())["pools"]["test"]}
+    new_test = set(json.loads(Path(kv(out)["pools"]).read_text())["videos"]["test"])
+    assert exposure["earlier_looks"] == 1 and exposure["earlier_splits"] == [old_split]
+    assert exposure["test_videos_seen"] == len(old_test & new_test) > 0
+    assert exposure["test_videos"] == len(new_test)
+    rows = _ledger(run_cli, evaluated, "--pool", "test")
+    inherited = [r for r in rows if r["split_id"] == new_split]
+    assert [(r["run_id"], r["answers_digest"]) for r in inherited] == [
+        ("rerun1", first[0]["answers_digest"])]
+    assert inherited[0]["statistic"]["inherited"]["split_id"] == old_split
+    assert {r["split_id"] for r in rows} == {old_split, new_split}  # across splits
+    # the inherited look shares the new split's budget: a budget of 1 is spent already
+    edit_config(evaluated, evaluation={"test_looks_max": 1})
+    _refused(run_cli("compare", "--config", str(evaluated), "--candidate", "rerun2",
+                     "--pool", "test"), "are spent")
+
+
+def test_small_holes_of_the_loop(evaluated: Path, run_cli) -> None:  # noqa: ANN001
+    edit_config(evaluated, evaluation={"control_run": "rerun2"})
+    before = _state(evaluated.parent)
+    _refused(run_cli("feedback", "--config", str(evaluated), "--candidate", "base"),
+             "the candidate run is the baseline itself")
+    _refused(run_cli("feedback", "--config", str(evaluated), "--candidate", "rerun2"),
+             "the candidate run is the control itself")
+    _refused(run_cli("compare", "--config", str(evaluated), "--candidate", "rerun1",
+                     "--spend-test-look"), "--spend-test-look without --pool test")
+    assert _state(evaluated.parent) == before
+    # one repeat rule, printed and stored alike: validation answers compare showed before
+    assert run_cli("compare", "--config", str(evaluated), "--candidate", "rerun1")[0] == 0
+    code, out, err = run_cli("feedback", "--config", str(evaluated), "--candidate", "rerun1")
+    assert code == 0 and "repeat=true" in out, err
+    assert _ledger(run_cli, evaluated)[-1]["is_repeat"] is True
+
+
+def test_references_too_close_to_the_baseline_warn(evaluated: Path, run_cli) -> None:  # noqa: ANN001
+    """A reference that is a copy of the baseline cannot tell T1 from T2: the run warns on the
+    CLI and the check has Dagster's WARN severity; the power figures say why the discordance
+    was assumed."""
+    from dagster import AssetCheckKey, AssetCheckSeverity, AssetKey, DagsterInstance
+
+    edit_config(evaluated, diag={"reference_runs": ["same"]})
+    code, out, err = run_cli("run", "--config", str(evaluated))
+    assert code == 0, err
+    assert ("warning: check reference_runs_informative: split" in err
+            and "same (0 of 2700 answers differ)" in err), err
+    key = AssetCheckKey(AssetKey("frozen_pools"), "reference_runs_informative")
+    latest = DagsterInstance.get().event_log_storage.get_latest_asset_check_execution_by_key(
+        [key])
+    evaluation = latest[key].event.dagster_event.event_specific_data
+    assert not evaluation.passed and evaluation.severity == AssetCheckSeverity.WARN
+    power = json.loads(Path(kv(out)["manifest"]).read_text())["power"]["test"]
+    assert "agree with the baseline on every answer of this pool" in power["discordance_source"]
