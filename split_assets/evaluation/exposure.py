@@ -63,8 +63,9 @@ def refused(split_id: str, earlier: Sequence[str]) -> UserError:
         f"a new split {split_id} refused: the test pool of split(s) {', '.join(earlier)} of "
         "this baseline was looked at already, and another split would start a fresh test "
         "budget (trying seeds until test looks good)", "video_split",
-        f"restore the settings of the looked-at split, or pass {FLAG} (its ledger then starts "
-        "with every earlier look at the questions it puts in test)")
+        f"restore the settings of the looked-at split, or pass {FLAG} (in the UI: run config "
+        "refreeze_after_test_look: true); the new split's ledger then starts with every "
+        "earlier look at the questions it puts in test")
 
 
 def check_refreeze(store: SignalStore, partition: Partition, allowed: bool) -> None:

@@ -149,3 +149,38 @@ def test_a_partial_run_imports_against_the_whole_benchmark(tmp_path: Path, run_c
     assert "4 of 12 benchmark questions have no answer" in err and "--partial" in err
     code, out, err = run_cli(*argv, "--partial")
     assert code == 0 and "8 answers to 12 questions" in out, err
+
+
+@pytest.mark.parametrize("name", ("mlvu", "mvbench", "perceptiontest"))
+def test_a_run_of_an_exported_pool_task_maps_its_doc_ids_back(tmp_path: Path,
+                                                              run_cli, name: str) -> None:  # noqa: ANN001
+    """lmms-eval numbers the docs a pool task kept from 0 (``split-assets export lmms-eval``):
+    with --pool-task each line lands on its own question; without it the same file is
+    refused (a line's stated answer is not its record's) or, at worst, misread."""
+    rows, _, _, (code, _, err) = _import(run_cli, name, tmp_path, "base")
+    assert code == 0, err
+    ann = sorted((tmp_path / "annotations").glob("*.json*"))
+    keep = [i for i in range(len(rows)) if i % 3 != 1]  # a pool: two rows of three
+    ids = [question_id(name, rows, i) for i in keep]
+    folder = tmp_path / "pool_task"
+    folder.mkdir()
+    (folder / "pool.json").write_text(json.dumps({"benchmark": name, "question_ids": ids}))
+    subset = [rows[i] for i in keep]
+    reps = replies(name, subset, "cand")
+    files = write_lmms(tmp_path / "cand", name, subset, reps, False)  # doc_id 0, 1, ...
+    argv = ["import", "lmms-eval", "--samples", *map(str, files), "--run-id", "cand",
+            "--workspace", str(tmp_path / "ws"), "--annotations", *map(str, ann), "--partial"]
+    code, out, err = run_cli(*argv, "--pool-task", str(folder))
+    assert code == 0, err
+    loaded = load_config(tmp_path / "ws" / "video_split.yaml")
+
+    def answered() -> list[str]:
+        correct = Inputs(loaded).outcomes("cand", "candidate", "--run-id").correct
+        return sorted(q for q, ok in correct.items() if ok is not None)
+
+    assert answered() == sorted(ids)
+    code, _, err = run_cli(*argv, "--replace")  # the same file, read as the whole benchmark
+    if code == 0:  # every stated answer happened to fit: then it misread which questions
+        assert answered() != sorted(ids)
+    else:
+        assert code == 2 and "its record" in err, err

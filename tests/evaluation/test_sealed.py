@@ -183,3 +183,91 @@ def test_references_too_close_to_the_baseline_warn(evaluated: Path, run_cli) -> 
     assert not evaluation.passed and evaluation.severity == AssetCheckSeverity.WARN
     power = json.loads(Path(kv(out)["manifest"]).read_text())["power"]["test"]
     assert "agree with the baseline on every answer of this pool" in power["discordance_source"]
+
+
+class _Dataset:
+    """What a pool task's process_docs is handed: rows, and ``filter`` as in HF datasets."""
+
+    def __init__(self, rows: list[dict]) -> None:
+        self.rows = rows
+
+    def filter(self, keep, with_indices: bool = False) -> _Dataset:  # noqa: ANN001
+        return _Dataset([r for i, r in enumerate(self.rows)
+                         if (keep(r, i) if with_indices else keep(r))])
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+
+def _module(path: Path):  # noqa: ANN202
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_export_lmms_eval_pools_and_test_as_a_look(evaluated: Path, run_cli) -> None:  # noqa: ANN001
+    """The validation task keeps exactly its pool (and names no other question); exporting
+    test is a look at test within the budget; a dataset of another release is refused."""
+    import pytest
+
+    edit_config(evaluated, evaluation={"test_looks_max": 1})
+    doc = _pools(evaluated)
+    code, out, err = run_cli("export", "lmms-eval", "--pool", "validation", "--config",
+                             str(evaluated))
+    assert code == 0, err
+    name = f"videomme_{doc['split_id']}_validation"
+    folder = evaluated.parent / "splits" / "lmms_eval_tasks" / name
+    assert f"wrote the lmms-eval task {name} (540 validation questions" in out
+    assert sorted(p.name for p in folder.iterdir()) == [f"{name}.{x}" for x in ("json", "py",
+                                                                                "yaml")]
+    assert json.loads((folder / f"{name}.json").read_text())["question_ids"] == \
+        doc["pools"]["validation"]
+    text = "\n".join(p.read_text() for p in folder.iterdir())
+    assert not [q for q in doc["pools"]["test"] + doc["pools"]["train"] if f'"{q}"' in text]
+    yaml_text = (folder / f"{name}.yaml").read_text()
+    assert f"group: {name}" in yaml_text and "- task: videomme" in yaml_text
+    assert f"process_docs: !function {name}.keep" in yaml_text
+    rows = [{"question_id": q} for q in sorted(doc["correctness"])]
+    kept = _module(folder / f"{name}.py").keep(_Dataset(rows))
+    assert [r["question_id"] for r in kept.rows] == doc["pools"]["validation"]
+    with pytest.raises(ValueError, match="not the release the split was made from"):
+        _module(folder / f"{name}.py").keep(_Dataset(  # a release without one of its questions
+            [r for r in rows if r["question_id"] != doc["pools"]["validation"][0]]))
+    assert _ledger(run_cli, evaluated) == []  # validation: no look
+
+    code, out, err = run_cli("export", "lmms-eval", "--pool", "test", "--config",
+                             str(evaluated), "--out", str(evaluated.parent / "t"))
+    assert code == 0 and "ledger: test look (the test pool exported" in out, err
+    assert [(r["pool"], r["source"]) for r in _ledger(run_cli, evaluated)] == [
+        ("test", "export")]
+    _refused(run_cli("compare", "--config", str(evaluated), "--candidate", "rerun1", "--pool",
+                     "test"), "are spent")
+    # the same task again shows nothing new: a repeat, within the budget
+    code, out, err = run_cli("export", "lmms-eval", "--pool", "test", "--config",
+                             str(evaluated), "--out", str(evaluated.parent / "t2"))
+    assert code == 0 and "(a repeat)" in out, err
+    edit_config(evaluated, evaluation={"test_looks_max": 1}, video_split={"seed": 8})
+    code, out, err = run_cli("run", "--config", str(evaluated), "--refreeze-after-test-look")
+    assert code == 0, err  # a new split, whose test the export had partly shown: spent
+    _refused(run_cli("export", "lmms-eval", "--pool", "test", "--config", str(evaluated),
+                     "--out", str(evaluated.parent / "t3")), "exporting test refused",
+             "--spend-test-look")
+    assert not (evaluated.parent / "t3").exists()
+
+
+def test_an_index_numbered_benchmark_keeps_rows_by_place() -> None:
+    """MVBench names a question by its subtask and place: one stock task per subtask, each
+    keeping its places."""
+    from split_assets.evaluation.harness_tasks import STOCK, _entries, _yaml
+
+    entries = _entries(STOCK["mvbench"], ["action_sequence-00001", "action_sequence-00004",
+                                          "fine_grained_pose-00000"])
+    assert entries == [("mvbench_action_sequence", "keep_mvbench_action_sequence", [1, 4]),
+                       ("mvbench_fine_grained_pose", "keep_mvbench_fine_grained_pose", [0])]
+    text = _yaml("mvbench_x_validation", entries, "x", "validation", 3)
+    assert "  - task: mvbench_fine_grained_pose\n    process_docs: !function " \
+           "mvbench_x_validation.keep_mvbench_fine_grained_pose" in text
