@@ -51,6 +51,6 @@ def export_lmms_eval(args: Any) -> int:
 
     s = Session.open(args.config)
     for line in export_pool_task(s.inputs, s.partition, args.pool, args.out,
-                                 args.spend_test_look):
+                                 args.spend_test_look, args.task):
         print(line)
     return 0

@@ -214,6 +214,9 @@ def _add_export_parser(sub: argparse._SubParsersAction, config_help: str) -> Non
                    help="the pool (test: a look, within evaluation.test_looks_max)")
     k.add_argument("--out", type=Path, help="the folder to write (default: "
                                             "<paths.out_dir>/lmms_eval_tasks/<task name>/)")
+    k.add_argument("--task", help="a stock task variant (videomme_w_subtitle, "
+                                  "longvideobench_val_i; default: videomme, "
+                                  "longvideobench_val_v, ...)")
     k.add_argument("--spend-test-look", action="store_true",
                    help="export test beyond evaluation.test_looks_max")
     k.add_argument("--config", type=Path, help=config_help)

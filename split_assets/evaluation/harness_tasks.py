@@ -42,15 +42,26 @@ _POSITION = re.compile(r"^(?P<prefix>.+)-(?P<position>\d+)$")
 class StockTask:
     """A benchmark's stock lmms-eval task and how its docs name our questions: by a field
     (``key``), or by their place in the split lmms-eval loads (``key`` None: our id is
-    ``<prefix>-<position>``)."""
+    ``<prefix>-<position>``); ``variants``: other stock tasks over the same docs
+    (``--task``)."""
 
     task: str
     key: str | None
+    variants: tuple[str, ...] = ()
+
+    def chosen(self, task: str | None) -> StockTask:
+        """This stock task, or the variant ``task`` (refused in one line if it is none)."""
+        if task is None or task == self.task:
+            return self
+        if task not in self.variants:
+            raise UserError(f"--task {task} is not a stock lmms-eval task of this benchmark",
+                            "--task", f"pass one of {', '.join((self.task, *self.variants))}")
+        return StockTask(task, self.key)
 
 
 STOCK: dict[str, StockTask] = {
-    "videomme": StockTask("videomme", "question_id"),
-    "longvideobench": StockTask("longvideobench_val_v", "id"),
+    "videomme": StockTask("videomme", "question_id", ("videomme_w_subtitle",)),
+    "longvideobench": StockTask("longvideobench_val_v", "id", ("longvideobench_val_i",)),
     "egoschema": StockTask("egoschema_subset", "question_idx"),
     "perceptiontest": StockTask("perceptiontest_val_mc", "question_id"),
     "mlvu": StockTask("mlvu_dev", None),
@@ -75,7 +86,7 @@ def pool_ids(doc: dict, pool: str) -> list[str]:
 
 
 def export_pool_task(inputs: Inputs, partition: Partition, pool: str, out: Path | None,
-                     spend: bool = False) -> list[str]:
+                     spend: bool = False, task: str | None = None) -> list[str]:
     """Write the pool's task folder; the lines to print. Exporting test is recorded as a look
     (refused past ``evaluation.test_looks_max`` unless ``spend``: nothing written)."""
     if pool not in POOLS:
@@ -86,6 +97,7 @@ def export_pool_task(inputs: Inputs, partition: Partition, pool: str, out: Path 
         raise UserError(f"the benchmark {bench!r} has no stock lmms-eval task", "--pool",
                         f"pool tasks exist for {', '.join(sorted(STOCK))} (a --map benchmark "
                         "needs a task of its own)")
+    stock = stock.chosen(task)
     doc = load_pools(partition)
     ids = pool_ids(doc, pool)
     base = "mvbench" if stock.task == "mvbench_<subtask>" else stock.task
@@ -159,7 +171,8 @@ def _module(name: str, entries: list[tuple[str, str, list]]) -> str:
 
 
 def _key_of(task: str) -> str:
-    return next(s.key for s in STOCK.values() if s.task == task and s.key is not None)
+    return next(s.key for s in STOCK.values()
+                if task in (s.task, *s.variants) and s.key is not None)
 
 
 def _yaml(name: str, entries: list[tuple[str, str, list]], split: str, pool: str,

@@ -238,6 +238,15 @@ def test_export_lmms_eval_pools_and_test_as_a_look(evaluated: Path, run_cli) -> 
         _module(folder / f"{name}.py").keep(_Dataset(  # a release without one of its questions
             [r for r in rows if r["question_id"] != doc["pools"]["validation"][0]]))
     assert _ledger(run_cli, evaluated) == []  # validation: no look
+    code, out, err = run_cli("export", "lmms-eval", "--pool", "validation", "--task",
+                             "videomme_w_subtitle", "--config", str(evaluated), "--out",
+                             str(evaluated.parent / "sub"))
+    assert code == 0, err
+    variant = f"videomme_w_subtitle_{doc['split_id']}_validation"
+    assert "- task: videomme_w_subtitle\n" in (evaluated.parent / "sub" /
+                                              f"{variant}.yaml").read_text()
+    _refused(run_cli("export", "lmms-eval", "--pool", "validation", "--task", "mlvu_dev",
+                     "--config", str(evaluated)), "--task mlvu_dev", "videomme_w_subtitle")
 
     code, out, err = run_cli("export", "lmms-eval", "--pool", "test", "--config",
                              str(evaluated), "--out", str(evaluated.parent / "t"))
