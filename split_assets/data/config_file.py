@@ -116,10 +116,9 @@ def commented(value: Any) -> Any:
 # the evaluation budgets every new config declares, each with its comment: a budget set
 # before the first look is what makes a claim valid (README "Evaluating many candidates")
 BUDGETS = {
-    "test_looks_max": (5, "distinct candidates compared on test (compare --pool test, an "
-                          "import with test answers); each at 0.05/5"),
-    "feedback_budget": (100, "feedback submissions on validation; 'significant' at "
-                             "0.05/100"),
+    "test_looks_max": (5, "looks at test allowed, each tested at 0.05/5 (README: "
+                          "Evaluating many candidates)"),
+    "feedback_budget": (100, "split-assets feedback submissions; significant at 0.05/100"),
 }
 
 
@@ -131,8 +130,8 @@ def new_document(data: dict[str, Any], header: str) -> CommentedMap:
     for key, (value, _) in BUDGETS.items():
         evaluation.setdefault(key, value)
     doc = commented({**data, "evaluation": evaluation})
-    for key, (_, comment) in BUDGETS.items():
-        doc["evaluation"].yaml_add_eol_comment(comment, key)
+    for key, (_, comment) in BUDGETS.items():  # aligned after the longer key and value
+        doc["evaluation"].yaml_add_eol_comment(comment, key, column=24)
     doc.yaml_set_start_comment(header)
     return doc
 
