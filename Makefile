@@ -51,12 +51,15 @@ test: $(DEV_STAMP) $(DAGSTER_HOME)/dagster.yaml
 # several GB), lmms-eval without its dependency list, and what its task loader imports
 HARNESS_VENV := .venv-harness
 HARNESS_STAMP := $(HARNESS_VENV)/.installed
+# where torch 2.13.0's CPU build comes from: this machine's pip finds it on disk; elsewhere
+# `make test-harness TORCH_INDEX=https://download.pytorch.org/whl/cpu` (PyPI's is a CUDA build)
+TORCH_INDEX ?=
 LMMS_EVAL_VERSION := 0.7.3
 
 $(HARNESS_STAMP): tools/harness-requirements.txt
 	rm -rf $(HARNESS_VENV)
 	$(PYTHON) -m venv $(HARNESS_VENV)
-	$(HARNESS_VENV)/bin/pip install -q torch==2.13.0
+	$(HARNESS_VENV)/bin/pip install -q torch==2.13.0 $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX))
 	$(HARNESS_VENV)/bin/pip install -q --no-deps lmms-eval==$(LMMS_EVAL_VERSION)
 	$(HARNESS_VENV)/bin/pip install -q -r tools/harness-requirements.txt
 	touch $@

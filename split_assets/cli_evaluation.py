@@ -53,14 +53,21 @@ def ledger(config: Path | None, pool: str | None, as_json: bool) -> int:
     """``split-assets ledger``: every evaluation recorded on the config's split, and the rows
     of the baseline's other splits whose test pools were looked at (a test budget belongs to
     the benchmark and baseline, not to one split)."""
+    from split_assets.data.harness import predictions_digest
     from split_assets.session import Session
 
-    partition = Session.open(config).partition
+    s = Session.open(config)
+    partition = s.partition
     with partition.store(read_only=True) as store:
-        splits = [partition.split_id] + sorted({x.split_id for x in
-                                                store.exposures(partition.run_id)}
+        baseline = predictions_digest(s.inputs.predictions)
+        splits = [partition.split_id] + sorted({x.split_id for x in store.exposures(baseline)}
                                                - {partition.split_id})
-        looks = sorted((look for split in splits for look in store.looks(split, pool)),
+        own = store.looks(partition.split_id, pool)
+        copied = {look.answers_digest for look in own if look.pool == "test"}
+        # another split's look once: as the row copied into this split's ledger, if it was
+        others = [look for split in splits[1:] for look in store.looks(split, pool)
+                  if not (look.pool == "test" and look.answers_digest in copied)]
+        looks = sorted(own + others,
                        key=lambda look: (look.created_at, splits.index(look.split_id)))
     if as_json:
         print(json.dumps([look.as_dict() for look in looks], indent=1, sort_keys=True))
@@ -70,8 +77,8 @@ def ledger(config: Path | None, pool: str | None, as_json: bool) -> int:
         print(f"{look.created_at}  {look.split_id}  {look.pool:<10}  {look.source:<8}  "
               f"{look.run_id:<{width}}  {'repeat' if look.is_repeat else 'new   '}  "
               f"{look.shown}")
-    others = f" and {len(splits) - 1} earlier split(s) of its baseline" if splits[1:] else ""
-    print(f"{len(looks)} evaluation(s) of split {partition.split_id}{others}"
+    more = f" and {len(splits) - 1} other split(s) of its baseline" if splits[1:] else ""
+    print(f"{len(looks)} evaluation(s) of split {partition.split_id}{more}"
           + (f" on {pool}" if pool else "") + f" in {partition.loaded.paths.signals_db}",
           file=sys.stderr)
     return 0
@@ -99,6 +106,7 @@ def feedback_command(config: Path | None, candidate: str, as_json: bool) -> int:
               f"moved={str(result['moved']).lower()}\n"
               f"significant={str(result['significant']).lower()}\n"
               f"repeat={str(result['repeat']).lower()}\n"
+              f"submitted={str(result['submitted']).lower()}\n"
               f"submissions={result['submissions']}")
     if not result["within_budget"]:
         print(f"note: {result['submissions']} submissions exceed evaluation.feedback_budget "

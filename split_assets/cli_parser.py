@@ -212,8 +212,8 @@ def _add_export_parser(sub: argparse._SubParsersAction, config_help: str) -> Non
                                            "on one pool's questions only")
     k.add_argument("--pool", required=True, choices=("train", "validation", "trainval", "test"),
                    help="the pool (test: a look, within evaluation.test_looks_max)")
-    k.add_argument("--out", type=Path, help="the folder to write (default: "
-                                            "<paths.out_dir>/lmms_eval_tasks/<task name>/)")
+    k.add_argument("--out", type=Path, help="where to write the task's folder <name>/ "
+                                            "(default: <paths.out_dir>/lmms_eval_tasks/)")
     k.add_argument("--task", help="a stock task variant (videomme_w_subtitle, "
                                   "longvideobench_val_i; default: videomme, "
                                   "longvideobench_val_v, ...)")

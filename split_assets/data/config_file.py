@@ -116,9 +116,9 @@ def commented(value: Any) -> Any:
 # the evaluation budgets every new config declares, each with its comment: a budget set
 # before the first look is what makes a claim valid (README "Evaluating many candidates")
 BUDGETS = {
-    "test_looks_max": (5, "looks at test allowed, each tested at 0.05/5 (README: "
+    "test_looks_max": (5, "looks at test allowed, each tested at 0.05 / this value (README: "
                           "Evaluating many candidates)"),
-    "feedback_budget": (100, "split-assets feedback submissions; significant at 0.05/100"),
+    "feedback_budget": (100, "feedback submissions; significant tests at 0.05 / this value"),
 }
 
 

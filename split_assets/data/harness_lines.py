@@ -264,9 +264,11 @@ def pool_rows(profile: Profile, docs: Docs, folder: Path) -> dict[str | None, li
 
 
 def pool_task_ids(folder: Path, benchmark: str) -> set[str]:
-    """The question ids of the pool task ``split-assets export lmms-eval`` wrote in ``folder``."""
+    """The question ids of the pool task ``split-assets export lmms-eval`` wrote in ``folder``
+    (or its ``<name>.json``)."""
     found = []
-    for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
+    paths = [folder] if folder.is_file() else sorted(folder.glob("*.json"))
+    for path in paths:
         try:
             doc = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):

@@ -16,8 +16,10 @@ from split_assets.data.db import utc_now
 
 COLUMNS = ("split_id", "pool", "run_id", "answers_digest", "source", "statistic", "shown",
            "is_repeat", "created_at")
-EXPOSURE_COLUMNS = ("baseline_run_id", "pools_sha256", "split_id", "answers_digest", "run_id",
+EXPOSURE_COLUMNS = ("baseline", "pools_sha256", "split_id", "answers_digest", "run_id",
                     "question_ids", "created_at")
+FROZEN_COLUMNS = ("baseline", "baseline_run_id", "diag_fingerprint", "split_id", "pools_sha256",
+                  "pools", "frozen_at")
 
 
 class LookRefused(Exception):
@@ -55,11 +57,13 @@ class Look(Evaluation):
 
 @dataclass(frozen=True)
 class Exposure:
-    """Which test questions a look showed (``test_exposure``): the budget belongs to the
-    benchmark and baseline, so a later split of the same baseline finds every look at the
-    questions it puts in test, whichever split it was made on (``pools_sha256``)."""
+    """Which test questions a look showed (``test_exposure``). A budget belongs to the
+    benchmark and the baseline, so ``baseline`` is the digest of the baseline's answers (the
+    manifest's ``input_digests.baseline_predictions``: the same baseline under any run id),
+    and a later split of it finds every look at the questions it puts in test, whichever split
+    (``pools_sha256``) it was made on."""
 
-    baseline_run_id: str
+    baseline: str
     pools_sha256: str
     split_id: str
     answers_digest: str
@@ -67,11 +71,31 @@ class Exposure:
     question_ids: tuple[str, ...]
 
 
+@dataclass(frozen=True)
+class FrozenRecord:
+    """A split as frozen (``frozen_splits``): the import gate knows it even when its folder was
+    moved away or ``paths.out_dir`` changed."""
+
+    baseline: str
+    baseline_run_id: str
+    diag_fingerprint: str
+    split_id: str
+    pools_sha256: str
+    pools: str  # the pools.json text
+
+
+EXPOSURE_VERSION = 7  # the schema that has test_exposure and frozen_splits
+
+
 class Ledger:
     """The ledger operations of ``SignalStore``."""
 
     _OLD_STORE: ClassVar[tuple[type[Exception], ...]]
     _conn: Any
+
+    @property
+    def schema_version(self) -> int:
+        raise NotImplementedError
 
     def _x(self, sql: str, params: Iterable[Any] = ()) -> Any:
         raise NotImplementedError
@@ -93,19 +117,19 @@ class Ledger:
 
     def record_looks(self, evaluations: list[Evaluation],
                      budgets: dict[str, int] | None = None,
-                     exposures: Sequence[Exposure] = ()) -> list[Look]:
+                     exposures: Sequence[Exposure] = (),
+                     inherited: Sequence[Look] = ()) -> list[Look]:
         """Append one row per evaluation in one transaction: all, or none when a new look at
         a pool with a budget (``budgets``: pool -> distinct answers allowed) would exceed it
-        (``LookRefused``); ``exposures``: the test questions the test looks showed."""
+        (``LookRefused``). ``inherited``: earlier splits' looks copied in first (they count
+        against the budget); ``exposures``: the test questions the looks showed."""
         looks = []
         with self._tx():
             self._lock_ledger()
+            self._inherit(inherited)
             self._record_exposures(exposures)
             for e in evaluations:
-                seen = self._x("SELECT 1 FROM evaluations WHERE split_id = ? AND pool = ? AND "
-                               "answers_digest = ? LIMIT 1", (e.split_id, e.pool,
-                                                              e.answers_digest)
-                               ).fetchone() is not None
+                seen = self._seen(e.split_id, e.pool, e.answers_digest)
                 budget = (budgets or {}).get(e.pool)
                 if not seen and budget is not None:
                     taken = self._x("SELECT COUNT(DISTINCT answers_digest) FROM evaluations "
@@ -115,54 +139,77 @@ class Ledger:
                         raise LookRefused(e.pool, int(taken), budget)
                 look = Look(e.split_id, e.pool, e.run_id, e.answers_digest, e.source,
                             e.statistic, e.shown, seen, utc_now())
-                self._x(f"INSERT INTO evaluations ({', '.join(COLUMNS)}) VALUES "
-                        f"({', '.join('?' for _ in COLUMNS)})",
-                        (e.split_id, e.pool, e.run_id, e.answers_digest, e.source,
-                         json.dumps(e.statistic, sort_keys=True), e.shown, int(seen),
-                         look.created_at))
+                self._insert(look)
                 looks.append(look)
         return looks
+
+    def _seen(self, split_id: str, pool: str, answers_digest: str) -> bool:
+        return self._x("SELECT 1 FROM evaluations WHERE split_id = ? AND pool = ? AND "
+                       "answers_digest = ? LIMIT 1", (split_id, pool, answers_digest)
+                       ).fetchone() is not None
+
+    def _insert(self, look: Look) -> None:
+        self._x(f"INSERT INTO evaluations ({', '.join(COLUMNS)}) VALUES "
+                f"({', '.join('?' for _ in COLUMNS)})",
+                (look.split_id, look.pool, look.run_id, look.answers_digest, look.source,
+                 json.dumps(look.statistic, sort_keys=True), look.shown, int(look.is_repeat),
+                 look.created_at))
+
+    def _inherit(self, looks: Sequence[Look]) -> int:
+        """The rows of ``looks`` the ledger lacks (the same answers on the same split's pool
+        are one look); the rows added."""
+        added = 0
+        for look in looks:
+            if not self._seen(look.split_id, look.pool, look.answers_digest):
+                self._insert(look)
+                added += 1
+        return added
 
     def _record_exposures(self, exposures: Sequence[Exposure]) -> None:
         now = utc_now()
         for x in exposures:
             self._x(f"INSERT INTO test_exposure ({', '.join(EXPOSURE_COLUMNS)}) VALUES "
                     f"({', '.join('?' for _ in EXPOSURE_COLUMNS)}) ON CONFLICT DO NOTHING",
-                    (x.baseline_run_id, x.pools_sha256, x.split_id, x.answers_digest, x.run_id,
+                    (x.baseline, x.pools_sha256, x.split_id, x.answers_digest, x.run_id,
                      json.dumps(sorted(x.question_ids)), now))
 
-    def exposures(self, baseline_run_id: str) -> list[Exposure]:
-        """Every test look of ``baseline_run_id``'s splits, oldest first (empty for a store
-        of an earlier release opened read-only)."""
-        try:
-            rows = self._x(f"SELECT {', '.join(EXPOSURE_COLUMNS[:-1])} FROM test_exposure "
-                           "WHERE baseline_run_id = ? ORDER BY created_at, split_id, "
-                           "answers_digest", (baseline_run_id,)).fetchall()
-        except self._OLD_STORE:
+    def _has_exposure_tables(self) -> bool:
+        """A store of an earlier release (opened read-only, never migrated) has none."""
+        return self.schema_version >= EXPOSURE_VERSION
+
+    def exposures(self, baseline: str) -> list[Exposure]:
+        """Every test look at a split of the baseline whose answers digest is ``baseline``,
+        oldest first (empty for a store of an earlier release opened read-only)."""
+        if not self._has_exposure_tables():
             return []
+        rows = self._x(f"SELECT {', '.join(EXPOSURE_COLUMNS[:-1])} FROM test_exposure "
+                       "WHERE baseline = ? ORDER BY created_at, split_id, answers_digest",
+                       (baseline,)).fetchall()
         return [Exposure(*row[:5], tuple(json.loads(row[5]))) for row in rows]
 
     def inherit_looks(self, looks: list[Look], exposures: list[Exposure]) -> int:
-        """Copy earlier splits' test looks into a new split's ledger (rows it lacks: the same
-        answers on the same split are one look), with their exposures, in one transaction;
-        the rows added."""
-        added = 0
+        """Copy earlier splits' test looks into a new split's ledger, with their exposures,
+        in one transaction (at its freeze); the rows added."""
         with self._tx():
             self._lock_ledger()
-            for look in looks:
-                if self._x("SELECT 1 FROM evaluations WHERE split_id = ? AND pool = ? AND "
-                           "answers_digest = ? LIMIT 1", (look.split_id, look.pool,
-                                                          look.answers_digest)
-                           ).fetchone() is not None:
-                    continue
-                self._x(f"INSERT INTO evaluations ({', '.join(COLUMNS)}) VALUES "
-                        f"({', '.join('?' for _ in COLUMNS)})",
-                        (look.split_id, look.pool, look.run_id, look.answers_digest,
-                         look.source, json.dumps(look.statistic, sort_keys=True), look.shown,
-                         int(look.is_repeat), look.created_at))
-                added += 1
+            added = self._inherit(looks)
             self._record_exposures(exposures)
         return added
+
+    def record_frozen(self, record: FrozenRecord) -> None:
+        """Remember a split as frozen (idempotent)."""
+        with self._tx():
+            self._x(f"INSERT INTO frozen_splits ({', '.join(FROZEN_COLUMNS)}) VALUES "
+                    f"({', '.join('?' for _ in FROZEN_COLUMNS)}) ON CONFLICT DO NOTHING",
+                    (*(getattr(record, c) for c in FROZEN_COLUMNS[:-1]), utc_now()))
+
+    def frozen(self, baseline: str) -> list[FrozenRecord]:
+        """The splits of the baseline whose answers digest is ``baseline``, oldest first."""
+        if not self._has_exposure_tables():
+            return []
+        rows = self._x(f"SELECT {', '.join(FROZEN_COLUMNS[:-1])} FROM frozen_splits WHERE "
+                       "baseline = ? ORDER BY frozen_at, split_id", (baseline,)).fetchall()
+        return [FrozenRecord(*row) for row in rows]
 
     def looks(self, split_id: str, pool: str | None = None) -> list[Look]:
         """The ledger of a split (one pool, or all), oldest first; empty for a store of an
@@ -182,9 +229,11 @@ class Ledger:
 def copy_ledger(source: Ledger, target: Ledger) -> int:
     """The ledger's rows the target lacks (the same row copied again is not a new look), in
     the order they were written, and their test exposures (``signals copy``)."""
-    for row in source._x(f"SELECT {', '.join(EXPOSURE_COLUMNS)} FROM test_exposure").fetchall():
-        target._x(f"INSERT INTO test_exposure ({', '.join(EXPOSURE_COLUMNS)}) VALUES "
-                  f"({', '.join('?' for _ in EXPOSURE_COLUMNS)}) ON CONFLICT DO NOTHING", row)
+    for table, columns in (("test_exposure", EXPOSURE_COLUMNS),
+                           ("frozen_splits", FROZEN_COLUMNS)):
+        for row in source._x(f"SELECT {', '.join(columns)} FROM {table}").fetchall():
+            target._x(f"INSERT INTO {table} ({', '.join(columns)}) VALUES "
+                      f"({', '.join('?' for _ in columns)}) ON CONFLICT DO NOTHING", row)
     same = " AND ".join(f"{c} = ?" for c in COLUMNS)
     insert = (f"INSERT INTO evaluations ({', '.join(COLUMNS)}) VALUES "
               f"({', '.join('?' for _ in COLUMNS)})")

@@ -99,14 +99,24 @@ CREATE TABLE IF NOT EXISTS evaluations (
 );
 CREATE INDEX IF NOT EXISTS evaluations_split ON evaluations (split_id, pool);
 CREATE TABLE IF NOT EXISTS test_exposure (
-    baseline_run_id TEXT NOT NULL,
+    baseline TEXT NOT NULL,
     pools_sha256 TEXT NOT NULL,
     split_id TEXT NOT NULL,
     answers_digest TEXT NOT NULL,
     run_id TEXT NOT NULL,
     question_ids TEXT NOT NULL,
     created_at TEXT NOT NULL,
-    PRIMARY KEY (baseline_run_id, pools_sha256, answers_digest)
+    PRIMARY KEY (baseline, pools_sha256, answers_digest)
+);
+CREATE TABLE IF NOT EXISTS frozen_splits (
+    baseline TEXT NOT NULL,
+    baseline_run_id TEXT NOT NULL,
+    diag_fingerprint TEXT NOT NULL,
+    split_id TEXT NOT NULL,
+    pools_sha256 TEXT NOT NULL,
+    pools TEXT NOT NULL,
+    frozen_at TEXT NOT NULL,
+    PRIMARY KEY (diag_fingerprint, split_id, pools_sha256)
 );
 """
 
@@ -129,7 +139,8 @@ def migrate_sqlite(conn: sqlite3.Connection) -> None:
     # 0 -> 2: signals gains updated_at, leases are new; 2 -> 3: fingerprints are new;
     # 3 -> 4: llm_calls gains cached_tokens, review labels are new; 4 -> 5: the evaluation
     # ledger is new; 5 -> 6: llm_calls gains concurrency (the judge's limit when sent);
-    # 6 -> 7: test_exposure is new (which test questions each look showed, across splits)
+    # 6 -> 7: test_exposure (which test questions each look showed, across splits) and
+    # frozen_splits (every split frozen, for the import gate) are new
     conn.execute("BEGIN IMMEDIATE")
     try:
         for statement in SCHEMA.split(";"):

@@ -127,11 +127,12 @@ def preflight(inputs: Inputs, partition: Partition, judge: Judge,
     environment, the counts that can show the split is impossible; ``estimate``: the calls
     and tokens the plan would spend; ``refreeze``: a new split may be frozen after a test
     look at another split of the baseline (``evaluation/exposure.py``)."""
+    from split_assets.data.harness import predictions_digest
     from split_assets.evaluation.exposure import check_refreeze
 
     diag = inputs.loaded.config.diag
     with partition.store(read_only=True) as store:
-        check_refreeze(store, partition, refreeze)
+        check_refreeze(store, partition, predictions_digest(inputs.predictions), refreeze)
         plan = plan_for(inputs.predictions, partition, store)
         # a run only checks that every trace and tree is there (diagnosis reads them per
         # leased batch); the estimate renders every prompt

@@ -1,10 +1,12 @@
 """Claims on the test pool, spent on purpose (issue 24), and the ledger rows of a report.
 
-Test is looked at only by ``split-assets compare --pool test``. Each distinct candidate's
+Test is compared only by ``split-assets compare --pool test``. Each distinct candidate's
 answers compared on a split's test pool is one look (identical answers again are a repeat, not
-a look); the family is the candidates' looks (the baseline and the control are references,
-never looks). A look's p-value is the one-sided cluster-adjusted test of the candidate against
-the control when one is set, else against the baseline (``reuse.one_sided_p``).
+a look); the family is the ledger's test looks (the baseline and the control are references
+of a comparison; the looks an import or an export recorded, and those a split inherited from
+an earlier one, are members too: ``exposure.py``, ``sealed.py``). A look's p-value is the
+one-sided cluster-adjusted test of the candidate against the control when one is set, else
+against the baseline (``reuse.one_sided_p``).
 
 - With ``evaluation.test_looks_max: M`` each look is tested at alpha / M (Bonferroni: valid
   however the looks were chosen) and a look beyond M is refused before anything is written,
@@ -17,9 +19,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from split_assets.data.ledger import Evaluation, Look, LookRefused
+from split_assets.data.ledger import Evaluation, Exposure, Look, LookRefused
 from split_assets.errors import UserError
-from split_assets.evaluation.exposure import sync, test_pool
+from split_assets.evaluation.exposure import pending, test_pool
 from split_assets.evaluation.reuse import holm
 
 if TYPE_CHECKING:
@@ -100,14 +102,16 @@ def record(partition: Partition, report: dict[str, Any], source: str,
     ``budget`` is refused (one line, nothing written) unless ``spend``. The test entry gets
     its claim first (what the ledger then records as shown); a line per pool for the user."""
     pools = {pool: entry for pool, entry in report["pools"].items() if "vs_baseline" in entry}
-    exposures = []
+    exposures: list[Exposure] = []
+    inherited: list[Look] = []
     with partition.store() as store:
         if POOL in pools:  # the claim as of this look (the budget itself is held below)
             test = pools[POOL]
             sealed = test_pool(partition)
-            sync(store, sealed)  # earlier splits' looks at these questions share the budget
+            # earlier splits' looks at these questions share the budget (written with it)
+            inherited, exposures = pending(store, sealed)
             exposures.append(sealed.exposure(test["answers_digest"], report["candidate"]))
-            ledger = store.looks(report["split_id"], POOL)
+            ledger = store.looks(report["split_id"], POOL) + inherited
             ledger.append(Look(report["split_id"], POOL, report["candidate"],
                                test["answers_digest"], source, _statistic(test), "", False, ""))
             test["claim"].update(claim(ledger, test["answers_digest"], budget))
@@ -117,7 +121,7 @@ def record(partition: Partition, report: dict[str, Any], source: str,
         try:
             looks = store.record_looks(evaluations, {POOL: budget}
                                        if budget is not None and not spend else None,
-                                       exposures)
+                                       exposures, inherited)
         except LookRefused as refused:
             raise UserError(
                 f"a new look at test refused: the {refused.looks} look(s) of "

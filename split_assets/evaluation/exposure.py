@@ -1,17 +1,18 @@
 """The test pool stays sealed across splits (issue 35): a look at test belongs to the benchmark
 and the baseline, not to one split.
 
-Every test look (``compare --pool test``, the import of a candidate that answers test
-questions, ``export lmms-eval --pool test``) records which test questions it showed
-(``test_exposure``). Then:
+Every test look (``compare --pool test``, the import of a candidate or control that answers
+test questions, ``export lmms-eval --pool test``) records which test questions it showed
+(``test_exposure``), under the digest of the baseline's answers (the same baseline under any
+run id); every freeze records its split (``frozen_splits``). Then:
 
-- once the test pool of a split was looked at, freezing another split of the same baseline (a
-  new seed, new settings, a new judge: other pools) is refused unless
-  ``--refreeze-after-test-look``;
+- once a test pool of the baseline was looked at, freezing any split of it not frozen before
+  (a new seed, new settings, a new judge) is refused unless ``--refreeze-after-test-look`` --
+  before anything is paid, and again at the freeze;
 - whenever a split's test budget is consulted (and at its freeze), every earlier look at the
-  questions it puts in test, on any split of the baseline, is copied into its ledger
-  (``sync``): those looks share its budget, and its manifest says how many of its test videos
-  they had shown (``test_exposure``).
+  questions it puts in test, on any split of the baseline, is copied into its ledger in the
+  same transaction as the new look (``pending``): those looks share its budget, and its
+  manifest says how many of its test videos they had shown (``test_exposure``).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from split_assets.data.ledger import Exposure, Look
+from split_assets.data.ledger import Exposure, FrozenRecord, Look
 from split_assets.errors import UserError
 
 if TYPE_CHECKING:
@@ -34,9 +35,10 @@ POOL = "test"
 
 @dataclass(frozen=True)
 class TestPool:
-    """A frozen split's test pool: what a look at it is recorded against."""
+    """A frozen split's test pool: what a look at it is recorded against. ``baseline``: the
+    digest of the baseline's answers."""
 
-    baseline_run_id: str
+    baseline: str
     split_id: str
     pools_sha256: str
     question_ids: tuple[str, ...]
@@ -45,48 +47,54 @@ class TestPool:
                  shown: Sequence[str] | None = None) -> Exposure:
         """The exposure of a look at this pool (``shown``: the questions it showed, default
         all of them)."""
-        return Exposure(self.baseline_run_id, self.pools_sha256, self.split_id, answers_digest,
+        return Exposure(self.baseline, self.pools_sha256, self.split_id, answers_digest,
                         run_id, tuple(sorted(shown if shown is not None else self.question_ids)))
+
+
+def pool_of(doc: Mapping[str, Any], pools_sha256: str, baseline: str) -> TestPool:
+    """The test pool of a pools.json document."""
+    return TestPool(baseline, str(doc["split_id"]), pools_sha256, tuple(doc["pools"][POOL]))
 
 
 def test_pool(partition: Partition) -> TestPool:
     """The test pool of the partition's frozen split (its pools.json, hashed as frozen)."""
     manifest = partition.frozen_manifest()
-    doc = json.loads(partition.files.pools.read_bytes())
-    return TestPool(partition.run_id, doc["split_id"], str(manifest["pools_sha256"]),
-                    tuple(doc["pools"][POOL]))
+    return pool_of(json.loads(partition.files.pools.read_bytes()),
+                   str(manifest["pools_sha256"]),
+                   str(manifest["input_digests"]["baseline_predictions"]))
 
 
-def refused(split_id: str, earlier: Sequence[str]) -> UserError:
+def refused(partition_key: str, split_id: str, earlier: Sequence[Exposure]) -> UserError:
     """A new split of a baseline whose test pool was looked at."""
+    splits = ", ".join(sorted({x.split_id for x in earlier}))
     return UserError(
-        f"a new split {split_id} refused: the test pool of split(s) {', '.join(earlier)} of "
-        "this baseline was looked at already, and another split would start a fresh test "
-        "budget (trying seeds until test looks good)", "video_split",
-        f"restore the settings of the looked-at split, or pass {FLAG} (in the UI: run config "
-        "refreeze_after_test_look: true); the new split's ledger then starts with every "
-        "earlier look at the questions it puts in test")
+        f"a new split refused (split_id {split_id}, judge {partition_key}): a test pool of "
+        f"this baseline (split {splits}) was looked at already, and a split not frozen before "
+        "would start a fresh test budget (trying seeds or judges until test looks good)",
+        "video_split", f"restore the settings and judge of the looked-at split, or pass {FLAG} "
+        "(in the UI: run config refreeze_after_test_look: true); the new split's ledger then "
+        "starts with every earlier look at the questions it puts in test")
 
 
-def check_refreeze(store: SignalStore, partition: Partition, allowed: bool) -> None:
-    """Before anything is paid for: the partition's split is new (not frozen on disk) while
-    another split of the baseline had a test look."""
+def check_refreeze(store: SignalStore, partition: Partition, baseline: str,
+                   allowed: bool) -> None:
+    """Before anything is paid for: the partition's split (this judge, these settings) was
+    never frozen while a test pool of the baseline was looked at."""
     if allowed or partition.files.pools.is_file():
         return
-    earlier = sorted({x.split_id for x in store.exposures(partition.run_id)
-                      if x.split_id != partition.split_id})
-    if earlier:
-        raise refused(partition.split_id, earlier)
+    earlier = store.exposures(baseline)
+    known = {(r.diag_fingerprint, r.split_id) for r in store.frozen(baseline)}
+    if earlier and (partition.key, partition.split_id) not in known:
+        raise refused(partition.key, partition.split_id, earlier)
 
 
-def sync(store: SignalStore, pool: TestPool) -> list[Exposure]:
-    """Copy into ``pool``'s ledger every look of another split of the baseline that showed
-    questions ``pool`` puts in test (idempotent); those earlier exposures."""
+def pending(store: SignalStore, pool: TestPool) -> tuple[list[Look], list[Exposure]]:
+    """What ``pool``'s ledger lacks of the looks other splits of the baseline made at the
+    questions it puts in test: rows to copy in (each look once: by its answers digest) and
+    their exposures here. Reads only: the caller writes them with its own look."""
     test = set(pool.question_ids)
-    earlier = [x for x in store.exposures(pool.baseline_run_id)
+    earlier = [x for x in store.exposures(pool.baseline)
                if x.pools_sha256 != pool.pools_sha256 and test & set(x.question_ids)]
-    if not earlier:
-        return []
     have = {look.answers_digest for look in store.looks(pool.split_id, POOL)}
     rows: list[Look] = []
     exposures: list[Exposure] = []
@@ -108,24 +116,28 @@ def sync(store: SignalStore, pool: TestPool) -> list[Exposure]:
                          f"test pool): {original.shown if original else 'a test look'}",
                          False, original.created_at if original else ""))
         have.add(x.answers_digest)
+    return rows, exposures
+
+
+def freeze_exposure(store: SignalStore, pool: TestPool, record: FrozenRecord, new_split: bool,
+                    allowed: bool, video_of: Mapping[str, str]) -> dict[str, Any]:
+    """At the freeze of ``pool``'s split: refused when it is a split not frozen before and a
+    test pool of the baseline was looked at (unless ``allowed``); else the split is recorded,
+    the earlier looks are copied into its ledger, and the manifest's ``test_exposure`` says
+    what they had shown."""
+    seen_any = store.exposures(pool.baseline)
+    known = {r.pools_sha256 for r in store.frozen(pool.baseline)}
+    if seen_any and new_split and pool.pools_sha256 not in known and not allowed:
+        raise refused(record.diag_fingerprint, pool.split_id, seen_any)
+    store.record_frozen(record)
+    rows, exposures = pending(store, pool)
     store.inherit_looks(rows, exposures)
-    return earlier
-
-
-def freeze_exposure(store: SignalStore, pool: TestPool, new_split: bool, allowed: bool,
-                    video_of: Mapping[str, str]) -> dict[str, Any]:
-    """At the freeze of ``pool``'s split: refused when it is a new split and another split
-    of the baseline had a test look (unless ``allowed``); else the earlier looks are synced
-    into its ledger and the manifest's ``test_exposure`` says what they had shown."""
-    others = [x for x in store.exposures(pool.baseline_run_id)
-              if x.pools_sha256 != pool.pools_sha256]
-    if others and new_split and not allowed:
-        raise refused(pool.split_id, sorted({x.split_id for x in others}))
-    earlier = sync(store, pool)
     test = set(pool.question_ids)
+    earlier = [x for x in seen_any if x.pools_sha256 != pool.pools_sha256]
     seen = {q for x in earlier for q in x.question_ids if q in test}
-    return {"earlier_looks": len({x.answers_digest for x in earlier}),
-            "earlier_splits": sorted({x.split_id for x in others}),
+    return {"earlier_looks": len({x.answers_digest for x in earlier
+                                  if test & set(x.question_ids)}),
+            "earlier_splits": sorted({x.split_id for x in earlier}),
             "test_questions_seen": len(seen),
             "test_videos_seen": len({video_of[q] for q in seen}),
             "test_videos": len({video_of[q] for q in test})}

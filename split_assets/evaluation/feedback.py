@@ -34,7 +34,8 @@ def feedback(inputs: Inputs, partition: Partition, candidate: str, store: Signal
     released accuracy, whether it moved, ``significant``), recorded in the ledger. The
     baseline and the ``control`` run are references, never candidates (refused as
     ``compare`` refuses them). ``repeat`` is the ledger's rule: these answers were evaluated
-    on validation before, by any command, under any run id."""
+    on validation before, by any command, under any run id; ``submitted``: this call gave the
+    Ladder answers it had not seen (a repeat of an earlier feedback submission is not)."""
     check_roles(partition.run_id, candidate, None, "--candidate")
     if control is not None and candidate == control:
         raise UserError(f"the candidate run is the control itself ({control!r})",
@@ -52,13 +53,18 @@ def feedback(inputs: Inputs, partition: Partition, candidate: str, store: Signal
                          "import its predictions of the whole validation pool")
     answers = [bool(correct[q]) for q in ids]
     ladder, submitted = Ladder(videos, baseline), set()
+    sha = partition.frozen_manifest()["pools_sha256"]
     for look in store.looks(doc["split_id"], POOL):
-        if look.source == SOURCE and look.answers_digest not in submitted:
-            ladder.submit([c == "1" for c in look.statistic["answers"]])
+        # this very validation pool's submissions (a split id of another judge may have
+        # frozen other pools: its ledger rows are not this leaderboard's)
+        bits = look.statistic.get("answers", "")
+        same = look.statistic.get("pools_sha256", sha) == sha and len(bits) == len(ids)
+        if look.source == SOURCE and same and look.answers_digest not in submitted:
+            ladder.submit([c == "1" for c in bits])
             submitted.add(look.answers_digest)
     digest = digest_of([[q, c] for q, c in zip(ids, answers, strict=True)])
-    moved = False
-    if digest not in submitted:  # answers submitted before are never submitted again
+    moved, new_submission = False, digest not in submitted
+    if new_submission:  # answers submitted before are never submitted again
         moved = ladder.submit(answers).moved
     significant = one_sided_p(videos, baseline, answers) < ALPHA / budget
     submissions = len(submitted | {digest})
@@ -67,8 +73,8 @@ def feedback(inputs: Inputs, partition: Partition, candidate: str, store: Signal
              + f", significant: {'yes' if significant else 'no'}")
     look = store.record_look(doc["split_id"], POOL, candidate, digest, SOURCE,
                              {"answers": _bits(answers), "moved": moved,
-                              "significant": significant}, shown)
+                              "significant": significant, "pools_sha256": sha}, shown)
     return {"split_id": doc["split_id"], "candidate": candidate,
             "leaderboard_accuracy": released, "moved": moved, "significant": significant,
-            "repeat": look.is_repeat, "submissions": submissions, "budget": budget,
-            "within_budget": submissions <= budget}
+            "repeat": look.is_repeat, "submitted": new_submission,
+            "submissions": submissions, "budget": budget, "within_budget": submissions <= budget}

@@ -1,7 +1,8 @@
 """A frozen pool as an lmms-eval task (issue 35): the harness then runs a candidate on that
 pool only, so evaluating on validation never prints an accuracy over test.
 
-``split-assets export lmms-eval --pool validation`` writes a folder holding
+``split-assets export lmms-eval --pool validation`` writes a folder ``<name>/`` (in
+``--out``, default ``<paths.out_dir>/lmms_eval_tasks/``) holding
 
 - ``<name>.yaml``: an lmms-eval *group* named ``<stock task>_<split_id>_<pool>`` whose one
   task is the stock task by name (its own YAML, dataset and scoring, wherever lmms-eval is
@@ -11,7 +12,8 @@ pool only, so evaluating on validation never prints an accuracy over test.
   of the pool: another release of the benchmark);
 - ``<name>.json``: the pool's question ids (and no other question id).
 
-Run it with ``python -m lmms_eval --include_path DIR --tasks <name> ...``. The samples file
+Run it with ``python -m lmms_eval --include_path DIR --tasks <name> ...`` (DIR: the folder,
+or the one above it: lmms-eval walks it). The samples file
 keeps the stock task's name (``<date>_samples_videomme.jsonl``), so ``split-assets import
 lmms-eval`` reads it as ever. Exporting ``test`` is a look at test (``claims.py``'s budget).
 """
@@ -26,7 +28,7 @@ from typing import TYPE_CHECKING
 
 from split_assets.data.ledger import Evaluation, LookRefused
 from split_assets.errors import UserError
-from split_assets.evaluation.exposure import POOL, sync, test_pool
+from split_assets.evaluation.exposure import POOL, pending, test_pool
 from split_assets.evaluation.report import load_pools
 from split_assets.lib.canonical import atomic_write_bytes, digest_of
 
@@ -91,6 +93,9 @@ def export_pool_task(inputs: Inputs, partition: Partition, pool: str, out: Path 
     (refused past ``evaluation.test_looks_max`` unless ``spend``: nothing written)."""
     if pool not in POOLS:
         raise UserError(f"--pool {pool} is not a pool", "--pool", f"pass one of {POOLS}")
+    if spend and pool != POOL:
+        raise UserError(f"--spend-test-look with --pool {pool}", "split-assets export lmms-eval",
+                        "only exporting test is a look: drop the flag")
     bench = benchmark_name(inputs)
     stock = STOCK.get(bench)
     if stock is None:
@@ -102,7 +107,7 @@ def export_pool_task(inputs: Inputs, partition: Partition, pool: str, out: Path 
     ids = pool_ids(doc, pool)
     base = "mvbench" if stock.task == "mvbench_<subtask>" else stock.task
     name = f"{base}_{doc['split_id']}_{pool}"
-    folder = out if out is not None else inputs.loaded.paths.out_dir / "lmms_eval_tasks" / name
+    folder = (out if out is not None else inputs.loaded.paths.out_dir / "lmms_eval_tasks") / name
     if folder.exists() and not folder.is_dir():
         raise UserError(f"--out names a file: {folder}", "--out", "name a folder")
     entries = _entries(stock, ids)
@@ -193,13 +198,13 @@ def _record_export(partition: Partition, ids: list[str], name: str, spend: bool)
     budget = None if spend else partition.loaded.config.evaluation.test_looks_max
     digest = digest_of({"export": name, "question_ids": ids})
     with partition.store() as store:
-        sync(store, pool)
+        inherited, exposures = pending(store, pool)
         try:
             look, = store.record_looks(
                 [Evaluation(pool.split_id, POOL, f"export:{name}", digest, "export", {},
                             f"the test pool exported as the lmms-eval task {name}")],
                 {POOL: budget} if budget is not None else None,
-                [pool.exposure(digest, f"export:{name}")])
+                [*exposures, pool.exposure(digest, f"export:{name}")], inherited)
         except LookRefused as refused:
             raise UserError(
                 f"exporting test refused: a look at test, and the {refused.looks} look(s) of "

@@ -1,11 +1,15 @@
 """What the harness showed counts (issue 35): once a workspace's split is frozen, an import
 must say what its run is (``--role``), a reference run can no longer relabel T1/T2 after a look
-at test, and a candidate whose file answers test questions is a look at test -- the harness
-printed an aggregate over them whether or not anyone runs ``compare --pool test`` -- recorded
-in the ledger at import and counted against ``evaluation.test_looks_max``.
+at test, the baseline cannot be replaced after one, and a candidate or control whose file
+answers test questions is a look at test -- the harness printed an aggregate over them whether
+or not anyone runs ``compare --pool test`` -- recorded in the ledger at import and counted
+against ``evaluation.test_looks_max``.
 
-``import_gate(workspace, spend)`` is the gate the importers call (``data/importers.py``) after
-every check of the file passed and before anything is written."""
+The frozen splits are those the signal store recorded at their freeze (so moving a split
+folder away or changing ``paths.out_dir`` hides nothing) and those on disk (frozen by an
+earlier release). ``import_gate(workspace, spend)`` is the gate the importers call
+(``data/importers.py``) after every check of the file passed and before anything is written.
+"""
 
 from __future__ import annotations
 
@@ -13,44 +17,70 @@ import json
 import sqlite3
 import tempfile
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from split_assets.data.benchmark import Benchmark
 from split_assets.data.config_file import CONFIG_FILE
-from split_assets.data.harness import create_tables, insert_predictions
+from split_assets.data.harness import (
+    canonical_predictions,
+    create_tables,
+    insert_predictions,
+    predictions_digest,
+    run_ids,
+)
 from split_assets.data.ledger import Evaluation, LookRefused
 from split_assets.data.outcomes import RunOutcomes, run_outcomes
 from split_assets.data.signals import SignalStore
 from split_assets.data.workspace_config import Answer
 from split_assets.errors import UserError
-from split_assets.evaluation.exposure import POOL, TestPool, sync
+from split_assets.evaluation.exposure import POOL, TestPool, pending, pool_of
 from split_assets.evaluation.reuse import one_sided_p
 from split_assets.lib.canonical import digest_of, sha256_hex
+from split_assets.split.freeze import split_id as split_id_of
 from split_assets.split.layout import MANIFEST_FILE, POOLS_FILE
+
+if TYPE_CHECKING:
+    from split_assets.config import LoadedConfig
 
 ROLES_LINE = ("pass --role candidate (a run to evaluate), control (a fresh re-run of the "
               "baseline agent) or reference (another model's run: it relabels T1/T2, so only "
               "before any test look); nothing was imported")
+LOOKING_ROLES = ("candidate", "control")
 Gate = Callable[[str, "str | None", dict[str, Answer], Benchmark], list[str]]
 
 
-def frozen_splits(out_dir: Path, baseline: str) -> list[tuple[TestPool, dict]]:
-    """The splits of ``baseline`` frozen under ``out_dir`` (``<fingerprint>/<split_id>/``,
-    a pools.json whose bytes hash to its manifest's pools_sha256), oldest first."""
-    found = []
-    for path in sorted(out_dir.glob(f"*/*/{POOLS_FILE}"), key=lambda p: p.stat().st_mtime):
+@dataclass(frozen=True)
+class Frozen:
+    """A frozen split of the workspace's baseline: its test pool and its pools document."""
+
+    pool: TestPool
+    doc: dict[str, Any]
+
+
+def frozen_splits(loaded: LoadedConfig, store: SignalStore, baseline: str) -> list[Frozen]:
+    """The baseline's frozen splits, oldest first: recorded in the store, and on disk under
+    ``paths.out_dir`` (a pools.json that hashes to its manifest's, of this baseline's answers)."""
+    found: dict[str, Frozen] = {}
+    for record in store.frozen(baseline):
+        doc = json.loads(record.pools)
+        found[record.pools_sha256] = Frozen(pool_of(doc, record.pools_sha256, baseline), doc)
+    paths = sorted(loaded.paths.out_dir.glob(f"*/*/{POOLS_FILE}"),
+                   key=lambda p: p.stat().st_mtime)
+    for path in paths:
         try:
             data = path.read_bytes()
             manifest = json.loads((path.parent / MANIFEST_FILE).read_bytes())
             doc = json.loads(data)
         except (OSError, ValueError):
             continue
-        if (not isinstance(doc, dict) or doc.get("baseline_run_id") != baseline
-                or manifest.get("pools_sha256") != sha256_hex(data)):
-            continue
-        found.append((TestPool(baseline, str(doc["split_id"]), sha256_hex(data),
-                               tuple(doc["pools"][POOL])), doc))
-    return found
+        sha = sha256_hex(data)
+        if (isinstance(doc, dict) and isinstance(manifest, dict)
+                and manifest.get("pools_sha256") == sha
+                and manifest.get("input_digests", {}).get("baseline_predictions") == baseline):
+            found.setdefault(sha, Frozen(pool_of(doc, sha, baseline), doc))
+    return list(found.values())
 
 
 def import_gate(workspace: Path, spend: bool = False) -> Gate:
@@ -65,34 +95,64 @@ def import_gate(workspace: Path, spend: bool = False) -> Gate:
         if not config.is_file():
             return []
         loaded = load_config(config)
-        baseline = loaded.config.video_split.baseline_run_id
-        if run_id == baseline:
+        vs = loaded.config.video_split
+        baseline = _baseline_digest(loaded, benchmark)
+        if baseline is None:  # no baseline answers yet: nothing can be frozen
             return []
-        frozen = frozen_splits(loaded.paths.out_dir, baseline)
         with open_signals(loaded, read_only=True) as store:
-            looked = sorted({x.split_id for x in store.exposures(baseline)})
+            looked = store.exposures(baseline)
+            frozen = frozen_splits(loaded, store, baseline)
         if not frozen and not looked:
             return []
-        splits = ", ".join(sorted({pool.split_id for pool, _ in frozen} | set(looked)))
-        if role is None:
-            raise UserError(f"split {splits} of this workspace is frozen: an import must say "
-                            f"what run {run_id!r} is", "--role", ROLES_LINE)
-        if role == "reference" and looked:
-            raise UserError(f"a reference run refused: the test pool of split {', '.join(looked)}"
-                            " was looked at, and a new reference would relabel which wrong "
-                            "answers are defects (T2) in a split made after that look",
-                            "--role reference", "import it as --role candidate or control, or "
-                            "into a new workspace; nothing was imported")
-        if role != "candidate" or not frozen:
+        _refusals(run_id, role, spend, vs.baseline_run_id, frozen, looked)
+        if role not in LOOKING_ROLES:
             return []
-        outcomes = _scored(run_id, answers, benchmark, loaded.config.video_split
-                           .infra_stop_reasons).answered()
+        current = split_id_of(vs.baseline_run_id, vs.identity())
+        target = ([f for f in frozen if f.pool.split_id == current] or frozen)[-1]
+        outcomes = _scored(run_id, answers, benchmark, vs.infra_stop_reasons).answered()
         budget = None if spend else loaded.config.evaluation.test_looks_max
         with open_signals(loaded) as store:
-            return [_record(store, pool, doc, run_id, outcomes, benchmark, budget)
-                    for pool, doc in frozen]
+            return [_record(store, target, run_id, outcomes, benchmark, budget)]
 
     return gate
+
+
+def _refusals(run_id: str, role: str | None, spend: bool, baseline_run: str,
+              frozen: list[Frozen], looked: list[Any]) -> None:
+    """What an import into a frozen workspace may not do (one line each, nothing written)."""
+    splits = ", ".join(sorted({f.pool.split_id for f in frozen}
+                              | {x.split_id for x in looked}))
+    if run_id == baseline_run:  # --replace of the baseline (else refused before)
+        if looked:
+            raise UserError(f"replacing the baseline {run_id!r} refused: a test pool of it "
+                            f"(split {splits}) was looked at, and new baseline answers would "
+                            "start a fresh test budget", "--replace",
+                            "import the run under another run id, or start a new workspace; "
+                            "nothing was imported")
+        return
+    if role is None:
+        raise UserError(f"split {splits} of this workspace is frozen: an import must say what "
+                        f"run {run_id!r} is", "--role", ROLES_LINE)
+    if spend and role not in LOOKING_ROLES:
+        raise UserError(f"--spend-test-look with --role {role}: a {role} run is never a look",
+                        "--spend-test-look", "drop the flag")
+    if role == "reference" and looked:
+        raise UserError(f"a reference run refused: a test pool of this baseline (split "
+                        f"{', '.join(sorted({x.split_id for x in looked}))}) was looked at, "
+                        "and a new reference would relabel which wrong answers are defects "
+                        "(T2) in a split made after that look", "--role reference",
+                        "import it as --role candidate or control, or into a new workspace; "
+                        "nothing was imported")
+
+
+def _baseline_digest(loaded: LoadedConfig, benchmark: Benchmark) -> str | None:
+    """The digest of the baseline's answers, as a manifest records it."""
+    vs, db = loaded.config.video_split, loaded.paths.harness_db
+    if not db.is_file() or vs.baseline_run_id not in run_ids(db):
+        return None
+    return predictions_digest(canonical_predictions(db, vs.baseline_run_id, benchmark,
+                                                    vs.infra_stop_reasons,
+                                                    vs.missing_predictions))
 
 
 def _scored(run_id: str, answers: dict[str, Answer], benchmark: Benchmark,
@@ -110,15 +170,16 @@ def _scored(run_id: str, answers: dict[str, Answer], benchmark: Benchmark,
         return run_outcomes(db, run_id, benchmark, infra)
 
 
-def _record(store: SignalStore, pool: TestPool, doc: dict, run_id: str,
-            outcomes: dict[str, bool], benchmark: Benchmark, budget: int | None) -> str:
-    """The import's look at one frozen split's test pool (none when it answers no test
-    question), recorded with its exposure; one line for the user."""
+def _record(store: SignalStore, target: Frozen, run_id: str, outcomes: dict[str, bool],
+            benchmark: Benchmark, budget: int | None) -> str:
+    """The import's look at the split's test pool (none when it answers no test question),
+    recorded with the earlier splits' looks it inherits, in one transaction; one line."""
+    pool = target.pool
     ids = [q for q in sorted(pool.question_ids) if q in outcomes]
     if not ids:
         return f"ledger: {run_id} answers no test question of split {pool.split_id}: no look"
     cand = [outcomes[q] for q in ids]
-    base = [bool(doc["correctness"][q]) for q in ids]
+    base = [bool(target.doc["correctness"][q]) for q in ids]
     videos = [benchmark.by_id[q].video_id for q in ids]
     digest = digest_of([[q, c] for q, c in zip(ids, cand, strict=True)])
     accuracy, reference = sum(cand) / len(ids), sum(base) / len(ids)
@@ -129,18 +190,18 @@ def _record(store: SignalStore, pool: TestPool, doc: dict, run_id: str,
                            "p_one_sided": float(f"{one_sided_p(videos, base, cand):.6g}")}}
     shown = (f"the harness showed accuracy {accuracy:.4f} on {len(ids)} of "
              f"{len(pool.question_ids)} test questions (baseline {reference:.4f}); import")
-    sync(store, pool)
+    inherited, exposures = pending(store, pool)
     try:
         look, = store.record_looks(
             [Evaluation(pool.split_id, POOL, run_id, digest, "import", statistic, shown)],
             {POOL: budget} if budget is not None else None,
-            [pool.exposure(digest, run_id, ids)])
+            [*exposures, pool.exposure(digest, run_id, ids)], inherited)
     except LookRefused as refused:
         raise UserError(
             f"import refused: run {run_id!r} answers {len(ids)} test questions of split "
             f"{pool.split_id}, and the harness already printed its accuracy on them: a look "
             f"at test, and the {refused.looks} look(s) of evaluation.test_looks_max "
-            f"{refused.budget} are spent", "--role candidate",
+            f"{refused.budget} are spent", "--role",
             "evaluate candidates on validation only (split-assets export lmms-eval --pool "
             "validation), or pass --spend-test-look (no claim will hold for it); nothing was "
             "imported") from None

@@ -160,7 +160,8 @@ def _frozen_pools(s: Session, tags: Mapping[str, str], allowed: int, refreeze: b
         refuse_degraded([q for q in doc["degraded_question_ids"] if q not in settled], allowed)
     if failed is None:  # earlier splits' looks at these test questions: a new split is
         # refused unless refreeze; else they are copied into its ledger and its manifest
-        doc["test_exposure"] = _test_exposure(s, problem, frozen, refreeze)
+        doc["test_exposure"] = _test_exposure(s, problem, frozen,
+                                              digests["baseline_predictions"], refreeze)
     yield from results  # each check's result, before anything is written
     if failed is not None:
         raise failed
@@ -179,16 +180,20 @@ def _references(s: Session, problem: SplitProblem) -> dict[str, tuple[int, int]]
 
 
 def _test_exposure(s: Session, problem: SplitProblem, frozen: FrozenSplit,
-                   refreeze: bool) -> dict[str, Any]:
+                   baseline: str, refreeze: bool) -> dict[str, Any]:
+    """The split is recorded as frozen; a new one after a test look at the baseline is
+    refused unless ``refreeze`` (``evaluation/exposure.py``)."""
+    from split_assets.data.ledger import FrozenRecord
     from split_assets.evaluation.exposure import TestPool, freeze_exposure
 
     partition = s.partition
-    pool = TestPool(partition.run_id, partition.split_id, frozen.sha256,
-                    tuple(frozen.pools["test"]))
+    pool = TestPool(baseline, partition.split_id, frozen.sha256, tuple(frozen.pools["test"]))
+    record = FrozenRecord(baseline, partition.run_id, partition.key, partition.split_id,
+                          frozen.sha256, frozen.data.decode("utf-8"))
     video_of = {q.question_id: q.video_id for q in problem.questions}
     with partition.store() as store:
-        return freeze_exposure(store, pool, not partition.files.pools.is_file(), refreeze,
-                               video_of)
+        return freeze_exposure(store, pool, record, not partition.files.pools.is_file(),
+                               refreeze, video_of)
 
 
 def _manifest_of(s: Session, problem: SplitProblem, frozen: FrozenSplit,

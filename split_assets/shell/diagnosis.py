@@ -136,11 +136,12 @@ def _sharded(names: Names) -> Any:
 def _check(s: Session, no_wait: bool, refreeze: bool) -> None:
     """What counts alone can refute, before anything is paid; ``no_wait``: refuse while
     another run holds leases; a new split after a test look unless ``refreeze``."""
+    from split_assets.data.harness import predictions_digest
     from split_assets.evaluation.exposure import check_refreeze
 
     inputs, partition = s.inputs, s.partition
     with partition.store() as store:
-        check_refreeze(store, partition, refreeze)
+        check_refreeze(store, partition, predictions_digest(inputs.predictions), refreeze)
         check_before_diagnosis(s.loaded.config.video_split, len(inputs.benchmark.videos),
                                inputs.predictions, store.rows(partition.run_id, partition.key))
         if no_wait:

@@ -377,3 +377,30 @@ def test_runs_opening_a_new_store_at_the_same_moment_all_open_it(tmp_path: Path)
         for thread in threads:
             thread.join()
         assert errors == [], f"round {round_}: {errors[0]}"
+
+
+def test_a_store_of_schema_6_read_only_has_no_looks_and_is_migrated_by_a_writer(
+        signals_location: Path | str) -> None:
+    """A store of the previous release (no test_exposure, no frozen_splits) opened read-only
+    (a dry run, the import gate, ledger) reads as having no looks, on both backends; a writer
+    migrates it."""
+    from split_assets.data.ledger import Exposure
+
+    open_store(signals_location).close()
+    if isinstance(signals_location, str):
+        import psycopg
+
+        with psycopg.connect(signals_location, autocommit=True) as conn:
+            conn.execute("DROP TABLE test_exposure; DROP TABLE frozen_splits")
+            conn.execute("UPDATE split_assets_schema SET version = 6")
+    else:
+        conn = sqlite3.connect(signals_location)
+        conn.executescript("DROP TABLE test_exposure; DROP TABLE frozen_splits; "
+                           "PRAGMA user_version = 6;")
+        conn.close()
+    with open_store(signals_location, read_only=True) as store:
+        assert store.exposures("b") == [] and store.frozen("b") == []
+    with open_store(signals_location) as store:
+        assert store.schema_version == SCHEMA_VERSION
+        store.record_looks([], exposures=[Exposure("b", "sha", "s1", "d1", "r", ("q1",))])
+        assert store.exposures("b") == [Exposure("b", "sha", "s1", "d1", "r", ("q1",))]

@@ -141,11 +141,28 @@ def test_seed_shopping_after_a_test_look(evaluated: Path, run_cli) -> None:  # n
     assert [(r["run_id"], r["answers_digest"]) for r in inherited] == [
         ("rerun1", first[0]["answers_digest"])]
     assert inherited[0]["statistic"]["inherited"]["split_id"] == old_split
-    assert {r["split_id"] for r in rows} == {old_split, new_split}  # across splits
+    # across splits, each look once: the earlier one as the row copied into the new split
+    assert [(r["split_id"], r["run_id"]) for r in rows] == [(new_split, "rerun1")]
     # the inherited look shares the new split's budget: a budget of 1 is spent already
     edit_config(evaluated, evaluation={"test_looks_max": 1})
     _refused(run_cli("compare", "--config", str(evaluated), "--candidate", "rerun2",
                      "--pool", "test"), "are spent")
+    # two frozen splits now: a candidate import is one look (on the config's split), shown
+    # once by `ledger`, and the old split inherits it when its budget is next consulted
+    edit_config(evaluated, evaluation={"test_looks_max": 3})
+    code, out, err = run_cli("import", "predictions", "--jsonl", str(write_predictions(
+        evaluated.parent / "c.jsonl", answers(N_VIDEOS, "c", skill=0.05))), "--run-id", "c",
+        "--workspace", str(evaluated.parent), "--role", "candidate")
+    assert code == 0 and out.count("ledger: test look at c on split " + new_split) == 1, err
+    rows = _ledger(run_cli, evaluated, "--pool", "test")
+    assert [r["run_id"] for r in rows] == ["rerun1", "c"]
+    edit_config(evaluated, video_split={"seed": 7})  # back to the first split
+    assert run_cli("compare", "--config", str(evaluated), "--candidate", "rerun1",
+                   "--pool", "test")[0] == 0  # a repeat there: budget 3, looks rerun1 and c
+    old_rows = [r for r in _ledger(run_cli, evaluated, "--pool", "test")
+                if r["split_id"] == old_split]
+    assert [(r["run_id"], r["is_repeat"]) for r in old_rows] == [
+        ("rerun1", False), ("c", False), ("rerun1", True)]
 
 
 def test_small_holes_of_the_loop(evaluated: Path, run_cli) -> None:  # noqa: ANN001
@@ -243,8 +260,10 @@ def test_export_lmms_eval_pools_and_test_as_a_look(evaluated: Path, run_cli) -> 
                              str(evaluated.parent / "sub"))
     assert code == 0, err
     variant = f"videomme_w_subtitle_{doc['split_id']}_validation"
-    assert "- task: videomme_w_subtitle\n" in (evaluated.parent / "sub" /
+    assert "- task: videomme_w_subtitle\n" in (evaluated.parent / "sub" / variant /
                                               f"{variant}.yaml").read_text()
+    _refused(run_cli("export", "lmms-eval", "--pool", "validation", "--spend-test-look",
+                     "--config", str(evaluated)), "--spend-test-look with --pool validation")
     _refused(run_cli("export", "lmms-eval", "--pool", "validation", "--task", "mlvu_dev",
                      "--config", str(evaluated)), "--task mlvu_dev", "videomme_w_subtitle")
 
@@ -280,3 +299,40 @@ def test_an_index_numbered_benchmark_keeps_rows_by_place() -> None:
     text = _yaml("mvbench_x_validation", entries, "x", "validation", 3)
     assert "  - task: mvbench_fine_grained_pose\n    process_docs: !function " \
            "mvbench_x_validation.keep_mvbench_fine_grained_pose" in text
+
+
+def test_escape_routes_are_closed(evaluated: Path, run_cli, tmp_path: Path) -> None:  # noqa: ANN001
+    """A control's full-benchmark file is a look too (only its role tells it from a
+    candidate); the baseline cannot be replaced after a look; a split folder moved away hides
+    nothing from the import gate; a new judge after a look is refused before it is paid."""
+    ws = evaluated.parent
+    code, out, err = _import(run_cli, evaluated, tmp_path, "ctl", answers(N_VIDEOS, "ctl"),
+                             "--role", "control")
+    assert code == 0 and "ledger: test look at ctl" in out, err
+    _refused(_import(run_cli, evaluated, tmp_path, "r2", answers(N_VIDEOS, "r2"), "--role",
+                     "reference"), "reference run refused")
+    _refused(_import(run_cli, evaluated, tmp_path, "r2", answers(N_VIDEOS, "r2"), "--role",
+                     "reference", "--spend-test-look"), "--spend-test-look with --role reference")
+    before = _state(ws)
+    _refused(run_cli("import", "predictions", "--jsonl", str(write_predictions(
+        tmp_path / "b.jsonl", answers(N_VIDEOS, "other"))), "--run-id", "base", "--workspace",
+        str(ws), "--replace"), "replacing the baseline 'base' refused")
+    assert _state(ws) == before
+    (ws / "splits").rename(ws / "moved")  # the folder gone: the store still knows the split
+    _refused(_import(run_cli, evaluated, tmp_path, "c", answers(N_VIDEOS, "c")), "--role")
+    code, out, err = _import(run_cli, evaluated, tmp_path, "c", answers(N_VIDEOS, "c"),
+                             "--role", "candidate")
+    assert code == 0 and "ledger: test look at c" in out, err
+    (ws / "moved").rename(ws / "splits")
+    # another judge (a second reference) after a look: refused before any diagnosis is paid
+    edit_config(evaluated, diag={"reference_runs": ["ref", "rerun2"]})
+    before = _state(ws)
+    _refused(run_cli("run", "--config", str(evaluated)), "a new split refused",
+             "--refreeze-after-test-look")
+    assert _state(ws) == before
+    # feedback says whether the Ladder saw new answers, beside the ledger's repeat
+    edit_config(evaluated, diag={"reference_runs": ["ref"]})
+    code, out, err = run_cli("feedback", "--config", str(evaluated), "--candidate", "rerun1")
+    assert code == 0 and "repeat=false\nsubmitted=true\n" in out, err
+    code, out, err = run_cli("feedback", "--config", str(evaluated), "--candidate", "rerun1")
+    assert code == 0 and "repeat=true\nsubmitted=false\nsubmissions=1" in out, err

@@ -33,11 +33,14 @@ def _load(tmp_path: Path, rows: list[dict], split: str, key: str, folder: Path,
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-def _export(run_cli, config: Path, pool: str, out: Path) -> str:  # noqa: ANN001
+def _export(run_cli, config: Path, pool: str, out: Path) -> tuple[str, Path]:  # noqa: ANN001
+    """The exported task's name and folder (``out/<name>/``)."""
     code, stdout, err = run_cli("export", "lmms-eval", "--pool", pool, "--config", str(config),
                                 "--out", str(out))
     assert code == 0, err
-    return stdout.split("the lmms-eval task ", 1)[1].split(" ", 1)[0]
+    name = stdout.split("the lmms-eval task ", 1)[1].split(" ", 1)[0]
+    assert (out / name).is_dir()
+    return name, out / name
 
 
 def _names_only(folder: Path, pool: list[str], others: list[str]) -> None:
@@ -64,8 +67,7 @@ def test_videomme_pool_tasks_yield_exactly_the_pool(tmp_path: Path, run_cli) -> 
              "task_type": q["task_type"], "question": q["question"], "options": q["options"],
              "answer": q["answer"]} for v in videos for q in v["questions"]]
     for pool in ("validation", "trainval"):
-        folder = tmp_path / f"tasks_{pool}"
-        name = _export(run_cli, ws / "video_split.yaml", pool, folder)
+        name, folder = _export(run_cli, ws / "video_split.yaml", pool, tmp_path / "tasks")
         assert name == f"videomme_{doc['split_id']}_{pool}"
         want = sorted(doc["pools"]["validation"] if pool == "validation" else
                       doc["pools"]["train"] + doc["pools"]["validation"])
@@ -83,8 +85,7 @@ def test_longvideobench_validation_task_yields_exactly_the_pool(tmp_path: Path,
     code, out, err = run_cli("run", "--config", str(ws / "video_split.yaml"))
     assert code == 0, err
     doc = json.loads(Path(kv(out)["pools"]).read_text())
-    folder = tmp_path / "tasks"
-    name = _export(run_cli, ws / "video_split.yaml", "validation", folder)
+    name, folder = _export(run_cli, ws / "video_split.yaml", "validation", tmp_path / "tasks")
     assert name == f"longvideobench_val_v_{doc['split_id']}_validation"
     want = sorted(doc["pools"]["validation"])
     _names_only(folder, want, doc["pools"]["test"])
