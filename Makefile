@@ -60,8 +60,8 @@ $(HARNESS_STAMP): tools/harness-requirements.txt
 	rm -rf $(HARNESS_VENV)
 	$(PYTHON) -m venv $(HARNESS_VENV)
 	$(HARNESS_VENV)/bin/pip install -q torch==2.13.0 $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX))
-	$(HARNESS_VENV)/bin/pip install -q --no-deps lmms-eval==$(LMMS_EVAL_VERSION)
 	$(HARNESS_VENV)/bin/pip install -q -r tools/harness-requirements.txt
+	$(HARNESS_VENV)/bin/pip install -q --no-deps lmms-eval==$(LMMS_EVAL_VERSION)
 	touch $@
 
 test-harness: $(DEV_STAMP) $(HARNESS_STAMP) $(DAGSTER_HOME)/dagster.yaml
