@@ -144,11 +144,15 @@ def power_detail(verdict: PowerVerdict, threshold: int, power: dict[str, Any]) -
         detail += (f"; detects a gain of {100 * mde:.1f} pp on validation at 80% power, "
                    "alpha 0.05" if mde is not None else
                    "; no gain is detectable on validation at 80% power, alpha 0.05 (too few "
-                   "questions for the discordance "
-                   f"{power['validation']['discordance']:g}, "
-                   f"{power['validation']['discordance_source']}): raise val_ratio or "
-                   "n_trainval")
+                   f"questions; discordance {_discordance(power['validation'])}): raise "
+                   "val_ratio or n_trainval")
     return detail
+
+
+def _discordance(pool: dict[str, Any]) -> str:
+    """The discordance and where it came from (an assumed one says its value itself)."""
+    source = str(pool["discordance_source"])
+    return source if source.startswith("assumed") else f"{pool['discordance']:g}, {source}"
 
 
 def power_metadata(verdict: PowerVerdict, threshold: int,
