@@ -129,7 +129,9 @@ def _materialize(dev, page, workspace: str, key: str, shots: Path,  # noqa: ANN0
     page.get_by_role("button", name="Materialize all…").click()
     dialog = page.get_by_role("dialog")
     dialog.get_by_text("Select a partition or create one").click()
-    page.get_by_text(key, exact=True).first.click()
+    # the visible option: Dagster's MiddleTruncate also renders the key in a hidden element
+    # that measures it, which may come first in the page
+    page.get_by_text(key, exact=True).filter(visible=True).first.click()
     dialog.get_by_role("button", name="Launch 1 run").click()
     page.get_by_text("View", exact=True).first.click()
     page.wait_for_url(re.compile(r".*/runs/[0-9a-f-]+"))
