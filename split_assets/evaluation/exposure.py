@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from split_assets.data.ledger import Exposure, FrozenRecord, Look
+from split_assets.data.ledger import Evaluation, Exposure, FrozenRecord, Look
 from split_assets.errors import UserError
 
 if TYPE_CHECKING:
@@ -117,6 +117,20 @@ def pending(store: SignalStore, pool: TestPool) -> tuple[list[Look], list[Exposu
                          False, original.created_at if original else ""))
         have.add(x.answers_digest)
     return rows, exposures
+
+
+def record_test_look(store: SignalStore, pool: TestPool, run_id: str, answers_digest: str,
+                     source: str, statistic: dict[str, Any], shown: str, budget: int | None,
+                     questions: Sequence[str] | None = None) -> Look:
+    """One look at ``pool`` (``questions``: those it showed, default all), written with the
+    earlier splits' looks it inherits in one transaction; ``LookRefused`` (nothing written)
+    past ``budget``."""
+    inherited, exposures = pending(store, pool)
+    look, = store.record_looks(
+        [Evaluation(pool.split_id, POOL, run_id, answers_digest, source, statistic, shown)],
+        {POOL: budget} if budget is not None else None,
+        [*exposures, pool.exposure(answers_digest, run_id, questions)], inherited)
+    return look
 
 
 def freeze_exposure(store: SignalStore, pool: TestPool, record: FrozenRecord, new_split: bool,

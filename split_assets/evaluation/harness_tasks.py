@@ -26,9 +26,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from split_assets.data.ledger import Evaluation, LookRefused
+from split_assets.data.ledger import LookRefused
 from split_assets.errors import UserError
-from split_assets.evaluation.exposure import POOL, pending, test_pool
+from split_assets.evaluation.exposure import POOL, record_test_look, test_pool
 from split_assets.evaluation.report import load_pools
 from split_assets.lib.canonical import atomic_write_bytes, digest_of
 
@@ -198,13 +198,10 @@ def _record_export(partition: Partition, ids: list[str], name: str, spend: bool)
     budget = None if spend else partition.loaded.config.evaluation.test_looks_max
     digest = digest_of({"export": name, "question_ids": ids})
     with partition.store() as store:
-        inherited, exposures = pending(store, pool)
         try:
-            look, = store.record_looks(
-                [Evaluation(pool.split_id, POOL, f"export:{name}", digest, "export", {},
-                            f"the test pool exported as the lmms-eval task {name}")],
-                {POOL: budget} if budget is not None else None,
-                [*exposures, pool.exposure(digest, f"export:{name}")], inherited)
+            look = record_test_look(store, pool, f"export:{name}", digest, "export", {},
+                                    f"the test pool exported as the lmms-eval task {name}",
+                                    budget)
         except LookRefused as refused:
             raise UserError(
                 f"exporting test refused: a look at test, and the {refused.looks} look(s) of "

@@ -30,12 +30,12 @@ from split_assets.data.harness import (
     predictions_digest,
     run_ids,
 )
-from split_assets.data.ledger import Evaluation, LookRefused
+from split_assets.data.ledger import LookRefused
 from split_assets.data.outcomes import RunOutcomes, run_outcomes
 from split_assets.data.signals import SignalStore
 from split_assets.data.workspace_config import Answer
 from split_assets.errors import UserError
-from split_assets.evaluation.exposure import POOL, TestPool, pending, pool_of
+from split_assets.evaluation.exposure import TestPool, pool_of, record_test_look
 from split_assets.evaluation.reuse import one_sided_p
 from split_assets.lib.canonical import digest_of, sha256_hex
 from split_assets.split.freeze import split_id as split_id_of
@@ -190,12 +190,9 @@ def _record(store: SignalStore, target: Frozen, run_id: str, outcomes: dict[str,
                            "p_one_sided": float(f"{one_sided_p(videos, base, cand):.6g}")}}
     shown = (f"the harness showed accuracy {accuracy:.4f} on {len(ids)} of "
              f"{len(pool.question_ids)} test questions (baseline {reference:.4f}); import")
-    inherited, exposures = pending(store, pool)
     try:
-        look, = store.record_looks(
-            [Evaluation(pool.split_id, POOL, run_id, digest, "import", statistic, shown)],
-            {POOL: budget} if budget is not None else None,
-            [*exposures, pool.exposure(digest, run_id, ids)], inherited)
+        look = record_test_look(store, pool, run_id, digest, "import", statistic, shown, budget,
+                                ids)
     except LookRefused as refused:
         raise UserError(
             f"import refused: run {run_id!r} answers {len(ids)} test questions of split "
