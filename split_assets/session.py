@@ -77,3 +77,15 @@ class Session:
         return (self.inputs.split_problem(rows, self.partition.key),
                 lambda: self.inputs.input_digests(rows, self.partition.fingerprint,
                                                   cached=True))
+
+
+def feedback_of(config: Path | str | None, candidate: str) -> dict:
+    """The Ladder's feedback on the validation pool for ``candidate`` (``split-assets
+    feedback``; ``split_assets.api.feedback`` for a loop in Python), recorded in the ledger."""
+    from split_assets.evaluation.feedback import feedback
+
+    s = Session.open(config)
+    with s.partition.store() as store:
+        evaluation = s.loaded.config.evaluation
+        return feedback(s.inputs, s.partition, candidate, store, evaluation.feedback_budget,
+                        evaluation.control_run)

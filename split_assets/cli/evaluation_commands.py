@@ -3,10 +3,55 @@ evaluation shown is a row of the ledger, ``data/ledger.py``)."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
+
+from split_assets.cli.arguments import Subcommands, command, config_arg
+from split_assets.cli.terminal import open_session
+
+
+def add_compare(sub: Subcommands) -> None:
+    p = command(sub, "compare", "compare a candidate run with the baseline on the frozen "
+                                "validation pool, or on test (--pool test: a look)",
+                handle_compare)
+    p.add_argument("--candidate", required=True, help="the candidate run id (in the harness db)")
+    p.add_argument("--control", help="a fresh re-run of the baseline agent (default: "
+                                     "evaluation.control_run)")
+    config_arg(p)
+    p.add_argument("--pool", action="append", choices=("validation", "test"),
+                   help="compare this pool (repeatable; default validation only: test is "
+                        "looked at only when named)")
+    p.add_argument("--spend-test-look", action="store_true",
+                   help="look at test beyond evaluation.test_looks_max (no claim holds for it)")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+
+
+def add_feedback(sub: Subcommands) -> None:
+    p = command(sub, "feedback", "submit a candidate to the Ladder on validation: the "
+                                 "leaderboard's score and a budgeted significance flag",
+                handle_feedback)
+    p.add_argument("--candidate", required=True, help="the run id of the candidate")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    config_arg(p)
+
+
+def add_ledger(sub: Subcommands) -> None:
+    p = command(sub, "ledger", "every evaluation of a run on the config's frozen pools (what "
+                               "was looked at, and when)", handle_ledger)
+    p.add_argument("--pool", choices=("validation", "test"), help="one pool only")
+    p.add_argument("--json", action="store_true", help="print the rows as JSON")
+    config_arg(p)
+
+
+def handle_compare(args: argparse.Namespace) -> int:
+    return compare(args.candidate, args.control, args.config, args.pool, args.json,
+                   args.spend_test_look)
+
+
+def handle_ledger(args: argparse.Namespace) -> int:
+    return ledger(args.config, args.pool, args.json)
 
 
 def compare(candidate: str, control: str | None, config: Path | None,
@@ -15,7 +60,6 @@ def compare(candidate: str, control: str | None, config: Path | None,
     test when named (a look, within ``evaluation.test_looks_max`` unless spent on purpose)."""
     from split_assets.evaluation.claims import record
     from split_assets.evaluation.report import VALIDATION_ONLY, compare_runs, text
-    from split_assets.session import Session
     from split_assets.split.layout import EVALUATED_POOLS
 
     if spend_test_look and "test" not in (pools or ()):
@@ -23,7 +67,7 @@ def compare(candidate: str, control: str | None, config: Path | None,
 
         raise UserError("--spend-test-look without --pool test", "split-assets compare",
                         "add --pool test to spend a look at test on purpose, or drop the flag")
-    s = Session.open(config)
+    s = open_session(config)
     evaluation = s.loaded.config.evaluation
     where = "--control"
     if control is None and evaluation.control_run is not None:
@@ -39,24 +83,13 @@ def compare(candidate: str, control: str | None, config: Path | None,
     return 0
 
 
-def dispatch(args: Any) -> int:
-    """compare, ledger, feedback."""
-    if args.command == "compare":
-        return compare(args.candidate, args.control, args.config, args.pool, args.json,
-                       args.spend_test_look)
-    if args.command == "ledger":
-        return ledger(args.config, args.pool, args.json)
-    return feedback_command(args.config, args.candidate, args.json)
-
-
 def ledger(config: Path | None, pool: str | None, as_json: bool) -> int:
     """``split-assets ledger``: every evaluation recorded on the config's split, and the rows
     of the baseline's other splits whose test pools were looked at (a test budget belongs to
     the benchmark and baseline, not to one split)."""
     from split_assets.data.harness import predictions_digest
-    from split_assets.session import Session
 
-    s = Session.open(config)
+    s = open_session(config)
     partition = s.partition
     with partition.store(read_only=True) as store:
         baseline = predictions_digest(s.inputs.predictions)
@@ -84,22 +117,11 @@ def ledger(config: Path | None, pool: str | None, as_json: bool) -> int:
     return 0
 
 
-def feedback_of(config: Path | str | None, candidate: str) -> dict:
-    """The Ladder's feedback on the validation pool for ``candidate`` (``split-assets
-    feedback``; ``split_assets.feedback`` for a loop in Python), recorded in the ledger."""
-    from split_assets.evaluation.feedback import feedback
-    from split_assets.session import Session
+def handle_feedback(args: argparse.Namespace) -> int:
+    from split_assets.session import feedback_of
 
-    s = Session.open(config)
-    with s.partition.store() as store:
-        evaluation = s.loaded.config.evaluation
-        return feedback(s.inputs, s.partition, candidate, store, evaluation.feedback_budget,
-                        evaluation.control_run)
-
-
-def feedback_command(config: Path | None, candidate: str, as_json: bool) -> int:
-    result = feedback_of(config, candidate)
-    if as_json:
+    result = feedback_of(args.config, args.candidate)
+    if args.json:
         print(json.dumps(result, indent=1, sort_keys=True))
     else:
         print(f"leaderboard_accuracy={result['leaderboard_accuracy']}\n"

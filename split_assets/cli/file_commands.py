@@ -1,0 +1,159 @@
+"""Files in and out: ``split-assets import videomme|predictions|lmms-eval|vlmevalkit`` (other
+tools' results as a run; once a split is frozen, through the gate of ``evaluation/sealed.py``),
+``export-signals`` (the train pool's diagnoses) and ``export lmms-eval`` (a pool as an
+lmms-eval task)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from dataclasses import asdict
+from pathlib import Path
+
+from split_assets.cli.arguments import Subcommands, actions, command, config_arg
+from split_assets.cli.terminal import open_session
+from split_assets.errors import UserError
+
+
+def add_import(sub: Subcommands) -> None:
+    p = command(sub, "import", "import published results or predictions as a run")
+    # what only some kinds read (a profile, lmms-eval's options)
+    p.set_defaults(benchmark=None, field_map=None, task=None, annotations=[], pool_task=None)
+    kinds = actions(p, dest="kind", metavar="KIND")
+    k = command(kinds, "videomme", "an official-layout results file (JSON list of videos)",
+                handle_import)
+    k.add_argument("--results", type=Path, required=True, help="the results JSON file")
+    _import_args(k)
+    k = command(kinds, "predictions",
+                "flat JSONL {question_id, response | prediction, stop_reason?}", handle_import)
+    k.add_argument("--jsonl", type=Path, required=True, help="the predictions JSONL file")
+    _import_args(k)
+    k = command(kinds, "lmms-eval", "lmms-eval --log_samples output of a videomme task "
+                                    "(<date>_samples_<task>.jsonl)", handle_import)
+    k.add_argument("--samples", type=Path, nargs="+", required=True, metavar="FILE",
+                   help="the samples JSONL file(s) of one run (several: e.g. --limit offsets)")
+    k.add_argument("--task", help="the task variant to import (videomme, videomme_w_subtitle, "
+                                  "...) when the files hold several")
+    k.add_argument("--annotations", type=Path, nargs="+", default=[], metavar="FILE",
+                   help="the benchmark's own rows, for samples without doc (lmms-eval 0.4+)")
+    k.add_argument("--pool-task", type=Path, metavar="DIR",
+                   help="the folder 'split-assets export lmms-eval' wrote, when the run was "
+                        "made on it (maps lmms-eval's doc_id back to the benchmark's rows; "
+                        "Video-MME and LongVideoBench lines name their question anyway)")
+    _profile_args(k)
+    _import_args(k)
+    k = command(kinds, "vlmevalkit", "VLMEvalKit's prediction table of Video-MME, "
+                                     "LongVideoBench or MVBench (.xlsx, .tsv, .csv)",
+                handle_import)
+    k.add_argument("--results", type=Path, required=True, help="the prediction table")
+    _profile_args(k)
+    _import_args(k)
+
+
+def _profile_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--benchmark", help="the benchmark when the file names do not say "
+                        "(videomme, longvideobench, mlvu, mvbench, nextqa, egoschema, "
+                        "tempcompass, perceptiontest)")
+    parser.add_argument("--map", type=Path, metavar="FILE.yaml", dest="field_map",
+                        help="a field map for a benchmark without a built-in profile")
+
+
+def _import_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--run-id", required=True, help="the run id to store the answers under")
+    parser.add_argument("--workspace", type=Path, required=True,
+                        help="the workspace folder (created by the first import)")
+    parser.add_argument("--replace", action="store_true",
+                        help="overwrite a run id already present (and delete its signals)")
+    parser.add_argument("--partial", action="store_true",
+                        help="accept a run that answers only some benchmark questions")
+    parser.add_argument("--role", choices=("reference", "candidate", "control"),
+                        help="register the run in video_split.yaml as a reference run of the "
+                             "answer_only judge, an evaluation candidate, or the control run "
+                             "(required once a split is frozen)")
+    parser.add_argument("--spend-test-look", action="store_true",
+                        help="import a candidate that answers test questions (a look at test) "
+                             "beyond evaluation.test_looks_max")
+
+
+def add_export_signals(sub: Subcommands) -> None:
+    p = command(sub, "export-signals", "write the train pool's diagnoses as JSONL (never "
+                                       "validation/test)", handle_export_signals)
+    p.add_argument("--pool", default="train", help="train (the only pool allowed)")
+    p.add_argument("--out", type=Path, required=True, help="the JSONL file to write")
+    config_arg(p)
+
+
+def add_export(sub: Subcommands) -> None:
+    p = command(sub, "export", "a frozen pool as a harness task (lmms-eval)")
+    k = command(actions(p, dest="kind", metavar="HARNESS"), "lmms-eval",
+                "an lmms-eval task folder that runs the stock task on one pool's questions "
+                "only", handle_export_lmms_eval)
+    k.add_argument("--pool", required=True, choices=("train", "validation", "trainval", "test"),
+                   help="the pool (test: a look, within evaluation.test_looks_max)")
+    k.add_argument("--out", type=Path, help="where to write the task's folder <name>/ "
+                                            "(default: <paths.out_dir>/lmms_eval_tasks/)")
+    k.add_argument("--task", help="a stock task variant (videomme_w_subtitle, "
+                                  "longvideobench_val_i; default: videomme, "
+                                  "longvideobench_val_v, ...)")
+    k.add_argument("--spend-test-look", action="store_true",
+                   help="export test beyond evaluation.test_looks_max")
+    config_arg(k)
+
+
+def handle_import(args: argparse.Namespace) -> int:
+    """One file (lmms-eval: several) of another tool's results as a run."""
+    from split_assets.data.import_kinds import import_results
+    from split_assets.evaluation.sealed import import_gate
+
+    gate = import_gate(args.workspace, args.spend_test_look)
+    files = args.samples if args.kind == "lmms-eval" else [
+        args.jsonl if args.kind == "predictions" else args.results]
+    summary = import_results(
+        args.kind, files, args.run_id, args.workspace,
+        benchmark=args.benchmark, field_map=args.field_map, task=args.task,
+        annotations=args.annotations, pool_task=args.pool_task, replace=args.replace,
+        partial=args.partial, role=args.role, gate=gate)
+    for line in summary.lines():
+        print(line)
+    return 0
+
+
+def handle_export_signals(args: argparse.Namespace) -> int:
+    return export_signals(args.pool, args.out, args.config)
+
+
+def export_signals(pool: str, out: Path, config: Path | None) -> int:
+    """``split-assets export-signals``: the train pool's diagnoses as JSONL."""
+    from split_assets.evaluation.report import load_pools
+    from split_assets.lib.canonical import atomic_write_bytes
+
+    if pool != "train":
+        raise UserError(f"--pool {pool} refused: only the train pool's diagnoses may be "
+                        "exported", "--pool", "the evolution loop must never read validation "
+                                              "or test diagnoses; use --pool train")
+    if out.is_dir():
+        raise UserError(f"--out names a folder: {out}", "--out",
+                        "name the JSONL file to write, e.g. train_signals.jsonl")
+
+    partition = open_session(config).partition
+    doc = load_pools(partition)
+    train = set(doc["pools"]["train"])
+    rows = [r for r in partition.rows(required=True) if r.question_id in train]
+    lines = [json.dumps({**asdict(row), "pool": "train"}, sort_keys=True, ensure_ascii=False)
+             for row in rows]
+    atomic_write_bytes(out, ("\n".join(lines) + ("\n" if lines else "")).encode("utf-8"))
+    print(f"wrote {len(lines)} diagnoses of the train pool ({len(doc['videos']['train'])} "
+          f"videos, split {doc['split_id']}, {partition.key}) to {out}")
+    return 0
+
+
+def handle_export_lmms_eval(args: argparse.Namespace) -> int:
+    """``split-assets export lmms-eval --pool P``: the pool as an lmms-eval task folder
+    (``evaluation/harness_tasks.py``); exporting test is a look at test."""
+    from split_assets.evaluation.harness_tasks import export_pool_task
+
+    s = open_session(args.config)
+    for line in export_pool_task(s.inputs, s.partition, args.pool, args.out,
+                                 args.spend_test_look, args.task):
+        print(line)
+    return 0
