@@ -76,7 +76,7 @@ ui: $(STAMP) $(DAGSTER_HOME)/dagster.yaml
 	$(DG) dev -h 127.0.0.1 -p $(UI_PORT)
 
 update_snapshot: $(DEV_STAMP)
-	UPDATE_SNAPSHOT=1 $(BIN)/python -m pytest -q tests/defs/test_definitions.py
+	UPDATE_SNAPSHOT=1 $(BIN)/python -m pytest -q tests/shell/test_definitions.py
 
 lint: $(DEV_STAMP)
 	$(BIN)/ruff check split_assets tests bench

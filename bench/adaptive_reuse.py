@@ -52,9 +52,9 @@ ALPHA, FEEDBACK_BUDGET, TEST_LOOKS_MAX = 0.05, 100, 10
 
 def demo_pools() -> dict[str, tuple[np.ndarray, float]]:
     """Each pool's video codes and the demo baseline's accuracy on it."""
+    from split_assets.app.session import Session
     from split_assets.cli import main
     from split_assets.demo import build_workspace
-    from split_assets.session import Session
 
     with tempfile.TemporaryDirectory() as tmp:
         os.environ.update(DAGSTER_HOME=str(Path(tmp) / "home"),

@@ -25,11 +25,11 @@ CONCURRENCY, LATENCY_S, N_QUESTIONS = 32, 0.2, 1000
 
 
 def main() -> None:
-    from split_assets.data.signals import SignalStore
+    from split_assets.app.session import Session
     from split_assets.demo import build_workspace
     from split_assets.diagnosis.plan import plan_diagnosis, wrong_to_diagnose
     from split_assets.diagnosis.runner import diagnose
-    from split_assets.session import Session
+    from split_assets.store.signals import SignalStore
 
     script = ROOT / "tests" / "helpers" / "llm_server.py"
     server = subprocess.Popen([sys.executable, str(script), "--port", "0", "--latency",

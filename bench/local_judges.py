@@ -60,10 +60,10 @@ def server(slots: int, args: list[str]) -> Any:
 
 def judge_rate(config: Path, n: int, signals: Path) -> tuple[float, int, int, list[int]]:
     """Calls per second of the judge; its calls, timeouts and learned limits."""
-    from split_assets.data.signals import SignalStore
+    from split_assets.app.session import Session
     from split_assets.diagnosis.plan import plan_diagnosis, wrong_to_diagnose
     from split_assets.diagnosis.runner import diagnose
-    from split_assets.session import Session
+    from split_assets.store.signals import SignalStore
 
     doc = yaml.safe_load(config.read_text())
     doc["paths"]["signals_db"] = str(signals)
@@ -83,8 +83,8 @@ def reference_rate(config: Path, n: int, in_flight: int) -> float:
     """The plain client with exactly ``in_flight`` requests in flight, the same prompts."""
     from plain_client import plain_wall_s, rendered_prompts
 
+    from split_assets.app.session import Session
     from split_assets.diagnosis.plan import wrong_to_diagnose
-    from split_assets.session import Session
 
     s = Session.open(config)
     prompts = rendered_prompts(s, wrong_to_diagnose(s.inputs.predictions)[:n])

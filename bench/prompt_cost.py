@@ -78,12 +78,12 @@ def main() -> None:
     parser.add_argument("--input", type=float, default=2.5, help="USD per 1M input tokens")
     parser.add_argument("--output", type=float, default=10.0, help="USD per 1M output tokens")
     args = parser.parse_args()
+    from split_assets.app.session import Session
     from split_assets.demo import build_workspace
     from split_assets.diagnosis.cases import CaseSource
     from split_assets.diagnosis.plan import wrong_to_diagnose
     from split_assets.judge.prompts import load_templates
     from split_assets.judge.render import render_messages, templates_for
-    from split_assets.session import Session
 
     os.environ.setdefault("OPENAI_API_KEY", "bench-key")
     before = _old_render(args.against)

@@ -24,10 +24,10 @@ REPS = 20
 
 
 def main() -> None:
+    from split_assets.app.session import Session
     from split_assets.cli import main as cli
     from split_assets.evaluation.agreement import Pair, kappa
     from split_assets.review.sample import draw
-    from split_assets.session import Session
 
     with tempfile.TemporaryDirectory() as tmp:
         import os

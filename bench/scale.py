@@ -100,9 +100,9 @@ def peak_rss_mb(log_file: Path) -> float:
 def make_workspace(tmp: Path, url: str) -> tuple[Path, int]:
     from conftest import edit_config
 
+    from split_assets.app.session import Session
     from split_assets.demo import build_workspace
     from split_assets.diagnosis.plan import plan_for
-    from split_assets.session import Session
 
     summary = build_workspace(tmp / "ws", n_videos=N_VIDEOS, seed=5)
     config = edit_config(summary.config_path, paths={"signals_db": url}, diag={
@@ -174,8 +174,9 @@ def single_sqlite_worker(config: Path, url: str, tmp: Path) -> bool:
     same pools.json, and manifests differing only in paths.signals_db?"""
     from conftest import edit_config
 
-    from split_assets.data.signals import SignalStore
-    from split_assets.data.signals_pg import copy_store, open_store
+    from split_assets.store.opening import open_store
+    from split_assets.store.signals import SignalStore
+    from split_assets.store.store_copy import copy_store
 
     splits = config.parent / "splits"
     frozen = {p.name: p.read_bytes() for p in splits.glob("*/*/*.json")}
@@ -209,7 +210,7 @@ def single_sqlite_worker(config: Path, url: str, tmp: Path) -> bool:
 def loading(url: str, sqlite_db: Path, run_id: str, fingerprint: str) -> dict[str, float]:
     """The split's input loading from the signal store (open it read-only, read the
     partition's rows), PostgreSQL and SQLite interleaved, median of 7."""
-    from split_assets.data.signals_pg import open_store
+    from split_assets.store.opening import open_store
 
     times: dict[str, list[float]] = {"postgresql": [], "sqlite": []}
     for _ in range(7):
@@ -226,7 +227,7 @@ def loading(url: str, sqlite_db: Path, run_id: str, fingerprint: str) -> dict[st
 def main() -> None:
     from helpers.postgres import postgres_server
 
-    from split_assets.session import Session
+    from split_assets.app.session import Session
 
     with tempfile.TemporaryDirectory() as name, postgres_server() as pg:
         tmp = Path(name)

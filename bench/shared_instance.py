@@ -1,5 +1,5 @@
 """Workspaces sharing one Dagster instance and one judge, many times over (issue 21; the test
-``tests/defs/test_shared_instance.py`` runs one round in ``make test``). Each round, on one
+``tests/shell/test_shared_instance.py`` runs one round in ``make test``). Each round, on one
 ``DAGSTER_HOME``: workspace A (the demo, seed 7) and B (seed 8) run at the same moment on fresh
 copies, then ``--same`` runs of A's now fully diagnosed copy at the same moment. Each frozen
 ``pools.json`` must be byte-identical to that workspace's solo run and carry its own seed;

@@ -179,12 +179,12 @@ def shaped_case(name: str) -> dict:
 
     from sklearn.model_selection import StratifiedGroupKFold
 
-    from split_assets.config import load_config
     from split_assets.demo.shapes import build_shaped_workspace
-    from split_assets.inputs import Inputs
+    from split_assets.settings import load_config
     from split_assets.split.optimum import exact_optimum, largest_deviation
     from split_assets.split.problem import SplitProblem, SplitQuestion
     from split_assets.split.selection import select_trainval
+    from split_assets.workspace.inputs import Inputs
 
     with tempfile.TemporaryDirectory() as tmp:
         build_shaped_workspace(Path(tmp), name)

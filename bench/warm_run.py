@@ -39,7 +39,8 @@ PIN = "2026-01-01T00:00:00Z"
 _COUNT = """
 import sys
 from split_assets.cli import main
-from split_assets.data import benchmark, harness
+from split_assets.sources import benchmark
+from split_assets.sources import harness_db as harness
 targets = {benchmark.read_benchmark_files.__code__: "benchmark",
            harness.canonical_predictions.__code__: "predictions"}
 counts = {"benchmark": 0, "predictions": 0}

@@ -11,6 +11,6 @@ def feedback(candidate: str, config: Path | str | None = None) -> dict[str, Any]
     candidate``) to the Ladder on the validation pool: the leaderboard's released accuracy,
     whether it moved, and ``significant``. The same as ``split-assets feedback --candidate ID
     --json``."""
-    from split_assets.session import feedback_of
+    from split_assets.app.session import feedback_of
 
     return feedback_of(config, candidate)

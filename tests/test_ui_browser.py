@@ -61,7 +61,7 @@ def _solo_pools(template: Path, home_template: Path, root: Path, name: str) -> b
 def shared(_small_template: Path, _dagster_home_template: Path,
            tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple]:
     """One `dg dev` over two declared workspaces with one judge."""
-    from split_assets.instances import declare
+    from split_assets.app.declared_workspaces import declare
 
     root = tmp_path_factory.mktemp("ui")
     home, folder = root / "home", root / "workspaces"
@@ -93,7 +93,7 @@ def ui(shared: tuple, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterat
 
 
 def _fingerprint(config: Path) -> str:
-    from split_assets.session import Session
+    from split_assets.app.session import Session
 
     return Session.open(config).partition.key
 

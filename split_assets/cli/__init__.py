@@ -66,10 +66,10 @@ def _main(argv: Sequence[str] | None) -> int:
             return _interrupted()
         from split_assets.split.errors import SplitImpossible
 
-        if isinstance(exc, SplitImpossible):  # the split core's data, worded once
-            from split_assets.messages import worded
+        if isinstance(exc, SplitImpossible):  # the split core's data, as_user_error once
+            from split_assets.app.messages import as_user_error
 
-            return _fail(worded(exc))
+            return _fail(as_user_error(exc))
         mapped = environment_error(exc)
         if mapped is None:
             raise

@@ -1,5 +1,5 @@
 """The evaluation commands: ``split-assets compare``, ``ledger`` and ``feedback`` (each
-evaluation shown is a row of the ledger, ``data/ledger.py``)."""
+evaluation shown is a row of the ledger, ``store/ledger.py``)."""
 
 from __future__ import annotations
 
@@ -87,7 +87,7 @@ def ledger(config: Path | None, pool: str | None, as_json: bool) -> int:
     """``split-assets ledger``: every evaluation recorded on the config's split, and the rows
     of the baseline's other splits whose test pools were looked at (a test budget belongs to
     the benchmark and baseline, not to one split)."""
-    from split_assets.data.harness import predictions_digest
+    from split_assets.sources.harness_db import predictions_digest
 
     s = open_session(config)
     partition = s.partition
@@ -118,7 +118,7 @@ def ledger(config: Path | None, pool: str | None, as_json: bool) -> int:
 
 
 def handle_feedback(args: argparse.Namespace) -> int:
-    from split_assets.session import feedback_of
+    from split_assets.app.session import feedback_of
 
     result = feedback_of(args.config, args.candidate)
     if args.json:

@@ -102,8 +102,8 @@ def add_export(sub: Subcommands) -> None:
 
 def handle_import(args: argparse.Namespace) -> int:
     """One file (lmms-eval: several) of another tool's results as a run."""
-    from split_assets.data.import_kinds import import_results
     from split_assets.evaluation.sealed import import_gate
+    from split_assets.importing.kinds import import_results
 
     gate = import_gate(args.workspace, args.spend_test_look)
     files = args.samples if args.kind == "lmms-eval" else [

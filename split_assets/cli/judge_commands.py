@@ -132,7 +132,7 @@ def _first_case_messages(s: Any) -> list[dict[str, str]]:
 
 def _write(s: Any, recommended: dict[str, Any]) -> None:
     """The recommended settings into the config file; the fingerprint before and after."""
-    from split_assets.data.config_file import load_workspace_config, save_document, section_of
+    from split_assets.sources.config_file import load_workspace_config, save_document, section_of
 
     path = s.loaded.path
     before = s.partition.key

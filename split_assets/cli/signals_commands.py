@@ -21,8 +21,10 @@ def add_signals(sub: Subcommands) -> None:
 
 
 def handle_copy(args: argparse.Namespace) -> int:
-    from split_assets.config import load_config
-    from split_assets.data.signals_pg import check_store_url, copy_store, is_store_url, open_store
+    from split_assets.settings import load_config
+    from split_assets.store.opening import open_store
+    from split_assets.store.signals_pg import check_store_url, is_store_url
+    from split_assets.store.store_copy import copy_store
 
     to: str = args.to
     check_store_url(to, "--to")

@@ -14,7 +14,7 @@ from split_assets.cli.terminal import open_session, print_pairs, say
 from split_assets.errors import RunFailure, UserError
 
 if TYPE_CHECKING:
-    from split_assets.partition import Partition
+    from split_assets.workspace.partition import Partition
 
 
 def add_run(sub: Subcommands) -> None:
@@ -138,7 +138,7 @@ def handle_fingerprint(args: argparse.Namespace) -> int:
         shown = value if isinstance(value, str) else json.dumps(value, sort_keys=True)
         print(f"{name}={shown}")
     if args.register:
-        from split_assets.instances import name_for
+        from split_assets.app.declared_workspaces import name_for
         from split_assets.shell.instance import get_instance, register_partition
         from split_assets.shell.names import Names
 
@@ -149,7 +149,7 @@ def handle_fingerprint(args: argparse.Namespace) -> int:
 
 
 def _diff(partition: Partition, keys: list[str]) -> int:
-    from split_assets.fingerprint import components_of, difference
+    from split_assets.workspace.fingerprint import components_of, difference
 
     def recorded(key: str) -> dict | None:
         with partition.store(read_only=True) as store:
@@ -164,7 +164,7 @@ def _diff(partition: Partition, keys: list[str]) -> int:
 
 def handle_verify(args: argparse.Namespace) -> int:
     """Re-check a frozen pools.json against the config's inputs."""
-    from split_assets.split.checking import check_pools_file, read_pools_file
+    from split_assets.workspace.pools_check import check_pools_file, read_pools_file
 
     pools_json: Path = args.pools_json
     read_pools_file(pools_json)  # a wrong file is refused before the config is read

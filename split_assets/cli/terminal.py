@@ -9,11 +9,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from split_assets.session import Session
+    from split_assets.app.session import Session
 
 
 def open_session(config: Path | str | None) -> Session:
-    from split_assets.session import Session
+    from split_assets.app.session import Session
 
     return Session.open(config)
 

@@ -38,9 +38,9 @@ def add_workspace(sub: Subcommands) -> None:
 def handle_demo(args: argparse.Namespace) -> int:
     """Build the sample workspace in ``--dir`` (shaped like ``--shape``), declare it as
     workspace ``--name`` (so ``make ui`` shows it) and run it."""
+    from split_assets.app.declared_workspaces import declare, declared_as
     from split_assets.cli.split_commands import run
     from split_assets.demo import build_shaped
-    from split_assets.instances import declare, declared_as
 
     directory: Path = args.dir
     declared_as(args.name, directory / "video_split.yaml")  # a taken name: refused first
@@ -53,7 +53,7 @@ def handle_demo(args: argparse.Namespace) -> int:
 
 
 def handle_workspace_add(args: argparse.Namespace) -> int:
-    from split_assets.instances import declare
+    from split_assets.app.declared_workspaces import declare
 
     where, new = declare(args.name, args.config)
     print(f"{'declared' if new else 'already declared:'} workspace {args.name} "
@@ -62,7 +62,7 @@ def handle_workspace_add(args: argparse.Namespace) -> int:
 
 
 def handle_workspace_list(args: argparse.Namespace) -> int:
-    from split_assets.instances import declared, workspaces_dir
+    from split_assets.app.declared_workspaces import declared, workspaces_dir
 
     found = declared()
     if not found:

@@ -10,9 +10,9 @@ import os
 
 import dagster as dg
 
-from split_assets.config import CONFIG_ENV_VAR
+from split_assets.app.declared_workspaces import declared
 from split_assets.errors import SplitAssetsError
-from split_assets.instances import declared
+from split_assets.settings import CONFIG_ENV_VAR
 from split_assets.shell.component import SplitWorkspace
 from split_assets.shell.names import Names
 from split_assets.shell.workspace_defs import workspace_definitions

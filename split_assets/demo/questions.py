@@ -11,12 +11,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from split_assets.demo.domains import DOMAIN_VOCAB
 from split_assets.demo.figures import ANSWER_LETTER_COUNTS, LETTERS, QUESTIONS_PER_VIDEO
 from split_assets.demo.model import Node, Question, Video
 from split_assets.demo.sampling import apportion, pick, sample
 from split_assets.demo.vocabulary import (
     COLORS,
-    DOMAIN_VOCAB,
     REASONS,
     RELATIONS,
     SIGN_TEXTS,

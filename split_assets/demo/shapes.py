@@ -159,10 +159,10 @@ def build_shaped_workspace(directory: Any, name: str, seed: int = 7,
     letter rule and difficulty field) and ``references`` reference runs."""
     from pathlib import Path
 
-    from split_assets.data.harness_lines import Lines, finish
-    from split_assets.data.importers import _Answer
-    from split_assets.data.profiles import PROFILES
     from split_assets.demo.writers import prepare_directory
+    from split_assets.importing.profiled_harnesses import HarnessLines, finish
+    from split_assets.importing.profiles import PROFILES
+    from split_assets.importing.workspace_config import Answer
 
     profile = PROFILES[name]
     shape = longvideobench(seed) if name == "longvideobench" else mvbench(seed)
@@ -178,10 +178,10 @@ def build_shaped_workspace(directory: Any, name: str, seed: int = 7,
         questions.append(profile.fields.question_of(row, place[prefix], prefix, "shaped row"))
     summary = None
     for r, run in enumerate(["baseline", *(f"reference-{i + 1}" for i in range(references))]):
-        lines = Lines()
+        lines = HarnessLines()
         for i, (q, text) in enumerate(zip(questions, replies(shape, run, seed, 0.02 * r),
                                           strict=True)):
-            lines.add(q, _Answer(None, text, None), None, f"row {i}")
+            lines.add(q, Answer(None, text, None), None, f"row {i}")
         summary = finish(profile, lines, directory / f"{name}.json", run, directory, "demo",
                          profile.letter_rule, replace=False, partial=False,
                          role=None if r == 0 else "reference")

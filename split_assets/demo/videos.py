@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from split_assets.demo.domains import DOMAIN_VOCAB
 from split_assets.demo.figures import (
     DISTINCT_TYPES_PER_VIDEO,
     DOMAIN_QUESTION_COUNTS,
@@ -23,7 +24,6 @@ from split_assets.demo.sampling import apportion, pick, sample, weighted_index
 from split_assets.demo.vocabulary import (
     COLORS,
     COUNTABLES,
-    DOMAIN_VOCAB,
     NUMBER_WORDS,
     SIGN_TEXTS,
     SURFACES,

@@ -12,13 +12,13 @@ from typing import Any
 
 import numpy as np
 
-from split_assets.data.config_file import CONFIG_FILE, double_quoted, new_document, save_document
-from split_assets.data.harness import create_tables, insert_predictions, insert_traces
 from split_assets.demo.figures import REFERENCE_N_VIDEOS, SKILLS_VERSION
 from split_assets.demo.model import Node, Question, Video, secs
 from split_assets.demo.sampling import round_half_up
 from split_assets.demo.skills import SKILLS
 from split_assets.demo.traces import error_reply
+from split_assets.sources.config_file import CONFIG_FILE, double_quoted, new_document, save_document
+from split_assets.sources.harness_db import create_tables, insert_predictions, insert_traces
 
 #: Paths (relative to the workspace directory) that :func:`split_assets.demo.build_workspace`
 #: writes.

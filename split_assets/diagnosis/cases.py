@@ -9,13 +9,14 @@ from __future__ import annotations
 from collections import Counter
 from typing import TYPE_CHECKING
 
-from split_assets.data.harness import CanonicalPrediction, TraceStep, opened_nodes
-from split_assets.data.store import VideoTree
 from split_assets.errors import InputError
 from split_assets.judge import JudgeCase
+from split_assets.sources.harness_db import CanonicalPrediction
+from split_assets.sources.trace_steps import TraceStep, opened_nodes
+from split_assets.sources.video_store import VideoTree
 
 if TYPE_CHECKING:
-    from split_assets.inputs import Inputs
+    from split_assets.workspace.inputs import Inputs
 
 
 class CaseSource:
@@ -38,7 +39,7 @@ class CaseSource:
         if not self.full:
             return
         if batched:
-            from split_assets.data.harness import traced_question_ids
+            from split_assets.sources.harness_traces import traced_question_ids
 
             traced = traced_question_ids(inputs.loaded.paths.harness_db, inputs.run_id)
             missing = [p.question_id for p in preds if p.question_id not in traced]
@@ -51,7 +52,7 @@ class CaseSource:
                              "harness db traces",
                              "record the traces, or use diag.context: answer_only")
         self.skills = inputs.skills
-        from split_assets.data.store import first_missing_tree
+        from split_assets.sources.video_store import first_missing_tree
 
         missing_tree = first_missing_tree(inputs.loaded.paths.store_dir,
                                           sorted({p.video_id for p in preds}))
@@ -62,8 +63,8 @@ class CaseSource:
         """Read the traces and trees of a leased batch (batched full context only)."""
         if not (self.full and self.batched):
             return
-        from split_assets.data.harness import load_traces
-        from split_assets.data.store import load_tree
+        from split_assets.sources.harness_traces import load_traces
+        from split_assets.sources.video_store import load_tree
 
         new = [p for p in preds if p.question_id not in self.traces]
         if not new:

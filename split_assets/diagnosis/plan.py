@@ -8,18 +8,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from split_assets.data.harness import CanonicalPrediction, wrong_to_diagnose
-from split_assets.data.signals import SignalRow, SignalStore
+from split_assets.settings.sections import validation_size
+from split_assets.sources.harness_db import CanonicalPrediction, wrong_to_diagnose
 from split_assets.split.errors import FloorGap, FloorsAboveOpen, ValidationWrongShort
-from split_assets.split.sizes import (
-    most_wrong_in_validation,
-    require_test_pool,
-    validation_size,
-)
+from split_assets.split.sizes import most_wrong_in_validation, require_test_pool
+from split_assets.store.signals import SignalRow, SignalStore
 
 if TYPE_CHECKING:
-    from split_assets.config import VideoSplitConfig
-    from split_assets.partition import Partition
+    from split_assets.settings import VideoSplitConfig
+    from split_assets.workspace.partition import Partition
 
 
 def is_infra_wrong(p: CanonicalPrediction) -> bool:

@@ -11,8 +11,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from split_assets import envfile
-from split_assets.data.harness import CanonicalPrediction
-from split_assets.data.signals import SignalStore
 from split_assets.diagnosis.cases import CaseSource
 from split_assets.diagnosis.plan import (
     DiagnosisPlan,
@@ -20,14 +18,16 @@ from split_assets.diagnosis.plan import (
     is_infra_wrong,
     plan_for,
 )
+from split_assets.sources.harness_db import CanonicalPrediction
+from split_assets.store.signals import SignalStore
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from split_assets.config import PriceConfig
-    from split_assets.inputs import Inputs
     from split_assets.judge import Judge, JudgeCase
-    from split_assets.partition import Partition
+    from split_assets.settings import PriceConfig
+    from split_assets.workspace.inputs import Inputs
+    from split_assets.workspace.partition import Partition
 
 # the environment settings the README documents
 SETTINGS = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "SPLIT_ASSETS_CONFIG", "DAGSTER_HOME",
@@ -127,8 +127,8 @@ def preflight(inputs: Inputs, partition: Partition, judge: Judge,
     environment, the counts that can show the split is impossible; ``estimate``: the calls
     and tokens the plan would spend; ``refreeze``: a new split may be frozen after a test
     look at another split of the baseline (``evaluation/exposure.py``)."""
-    from split_assets.data.harness import predictions_digest
     from split_assets.evaluation.exposure import check_refreeze
+    from split_assets.sources.harness_db import predictions_digest
 
     diag = inputs.loaded.config.diag
     with partition.store(read_only=True) as store:
@@ -139,7 +139,7 @@ def preflight(inputs: Inputs, partition: Partition, judge: Judge,
         source = CaseSource(inputs, plan.todo, batched=not estimate)
         cases = source.cases(plan.todo) if estimate else []
         if diag.judge == "openai":
-            from split_assets.judge.governed import check_environment
+            from split_assets.judge.call_policy import check_environment
 
             check_environment()
         check_before_diagnosis(inputs.loaded.config.video_split, len(inputs.benchmark.videos),

@@ -7,13 +7,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from split_assets.data.harness import CanonicalPrediction
-from split_assets.data.signals import SignalStore
 from split_assets.diagnosis.plan import plan_for
 from split_assets.errors import RunFailure
+from split_assets.sources.harness_db import CanonicalPrediction
+from split_assets.store.signals import SignalStore
 
 if TYPE_CHECKING:
-    from split_assets.partition import Partition
+    from split_assets.workspace.partition import Partition
 
 
 @dataclass

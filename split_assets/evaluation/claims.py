@@ -19,13 +19,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from split_assets.data.ledger import Evaluation, Exposure, Look, LookRefused
 from split_assets.errors import UserError
 from split_assets.evaluation.exposure import pending, test_pool
 from split_assets.evaluation.reuse import holm
+from split_assets.store.ledger import Evaluation, Exposure, Look, LookRefused
 
 if TYPE_CHECKING:
-    from split_assets.partition import Partition
+    from split_assets.workspace.partition import Partition
 
 ALPHA = 0.05
 POOL = "test"

@@ -22,12 +22,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from split_assets.data.ledger import Evaluation, Exposure, FrozenRecord, Look
 from split_assets.errors import UserError
+from split_assets.store.ledger import Evaluation, Exposure, FrozenRecord, Look
 
 if TYPE_CHECKING:
-    from split_assets.data.signals import SignalStore
-    from split_assets.partition import Partition
+    from split_assets.store.signals import SignalStore
+    from split_assets.workspace.partition import Partition
 
 FLAG = "--refreeze-after-test-look"
 POOL = "test"

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from split_assets.data.signals import SignalStore
 from split_assets.errors import InputError, UserError
 from split_assets.evaluation.report import check_roles, load_pools
 from split_assets.evaluation.reuse import Ladder, one_sided_p
-from split_assets.inputs import Inputs
 from split_assets.lib.canonical import digest_of
-from split_assets.partition import Partition
+from split_assets.store.signals import SignalStore
+from split_assets.workspace.inputs import Inputs
+from split_assets.workspace.partition import Partition
 
 ALPHA = 0.05
 POOL = "validation"

@@ -26,15 +26,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from split_assets.data.ledger import LookRefused
 from split_assets.errors import UserError
 from split_assets.evaluation.exposure import POOL, record_test_look, test_pool
 from split_assets.evaluation.report import load_pools
 from split_assets.lib.canonical import atomic_write_bytes, digest_of
+from split_assets.store.ledger import LookRefused
 
 if TYPE_CHECKING:
-    from split_assets.inputs import Inputs
-    from split_assets.partition import Partition
+    from split_assets.workspace.inputs import Inputs
+    from split_assets.workspace.partition import Partition
 
 POOLS = ("train", "validation", "trainval", "test")
 _POSITION = re.compile(r"^(?P<prefix>.+)-(?P<position>\d+)$")

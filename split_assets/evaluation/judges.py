@@ -9,12 +9,12 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from split_assets.data.signals import SignalRow
 from split_assets.errors import InputError
 from split_assets.evaluation.agreement import AgreementReport, Kappa, Pair, report
+from split_assets.store.signals import SignalRow
 
 if TYPE_CHECKING:
-    from split_assets.partition import Partition
+    from split_assets.workspace.partition import Partition
 
 TIERS = ("T1", "T2")
 

@@ -15,9 +15,9 @@ from typing import Any
 
 from split_assets.evaluation.mcnemar import power_summary
 from split_assets.split.problem import SplitProblem
+from split_assets.workspace.other_runs import CONTROL
 
 DEFAULT_DISCORDANCE = 0.15
-CONTROL = "the control run"
 ALPHA, POWER = 0.05, 0.8
 
 
@@ -26,7 +26,7 @@ def pool_power(problem: SplitProblem, videos: dict[str, tuple[str, ...]],
                discordance: float | None) -> dict[str, Any]:
     """``{"validation": {...}, "test": {...}}`` power summaries. ``reruns``: (name, correctness
     per question, None where unanswered) of the control run, else of each reference run, scored
-    like the baseline (``data/outcomes.py``); empty when there is none."""
+    like the baseline (``sources/run_outcomes.py``); empty when there is none."""
     control = bool(reruns) and reruns[0][0] == CONTROL
     out: dict[str, Any] = {}
     for pool in ("validation", "test"):

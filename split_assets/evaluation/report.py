@@ -20,19 +20,19 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from split_assets.data.benchmark import Benchmark
-from split_assets.data.harness import predictions_digest
 from split_assets.errors import InputError, UserError
 from split_assets.evaluation.claims import claim_line
 from split_assets.evaluation.mcnemar import compare
 from split_assets.evaluation.reuse import one_sided_p
 from split_assets.lib.canonical import digest_of, sha256_hex
+from split_assets.sources.benchmark import Benchmark
+from split_assets.sources.harness_db import predictions_digest
 from split_assets.split.layout import EVALUATED_POOLS
 from split_assets.split.stats import markdown_table
 
 if TYPE_CHECKING:
-    from split_assets.inputs import Inputs
-    from split_assets.partition import Partition
+    from split_assets.workspace.inputs import Inputs
+    from split_assets.workspace.partition import Partition
 BIAS_NOTE = ("no control run: the validation gain is biased upward (validation was chosen "
              "with the baseline's wrong answers in view, so a plain re-run gains there by "
              "regression to the mean); set evaluation.control_run or pass --control")

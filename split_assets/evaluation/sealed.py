@@ -8,7 +8,8 @@ against ``evaluation.test_looks_max``.
 The frozen splits are those the signal store recorded at their freeze (so moving a split
 folder away or changing ``paths.out_dir`` hides nothing) and those on disk (frozen by an
 earlier release). ``import_gate(workspace, spend)`` is the gate the importers call
-(``data/importers.py``) after every check of the file passed and before anything is written.
+(``importing/workspace_runs.py``) after every check of the file passed and before anything
+is written.
 """
 
 from __future__ import annotations
@@ -21,28 +22,28 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from split_assets.data.benchmark import Benchmark
-from split_assets.data.config_file import CONFIG_FILE
-from split_assets.data.harness import (
+from split_assets.errors import UserError
+from split_assets.evaluation.exposure import TestPool, pool_of, record_test_look
+from split_assets.evaluation.reuse import one_sided_p
+from split_assets.importing.workspace_config import Answer
+from split_assets.lib.canonical import digest_of, sha256_hex
+from split_assets.sources.benchmark import Benchmark
+from split_assets.sources.config_file import CONFIG_FILE
+from split_assets.sources.harness_db import (
     canonical_predictions,
     create_tables,
     insert_predictions,
     predictions_digest,
     run_ids,
 )
-from split_assets.data.ledger import LookRefused
-from split_assets.data.outcomes import RunOutcomes, run_outcomes
-from split_assets.data.signals import SignalStore
-from split_assets.data.workspace_config import Answer
-from split_assets.errors import UserError
-from split_assets.evaluation.exposure import TestPool, pool_of, record_test_look
-from split_assets.evaluation.reuse import one_sided_p
-from split_assets.lib.canonical import digest_of, sha256_hex
+from split_assets.sources.run_outcomes import RunOutcomes, run_outcomes
 from split_assets.split.freeze import split_id as split_id_of
 from split_assets.split.layout import MANIFEST_FILE, POOLS_FILE
+from split_assets.store.ledger import LookRefused
+from split_assets.store.signals import SignalStore
 
 if TYPE_CHECKING:
-    from split_assets.config import LoadedConfig
+    from split_assets.settings import LoadedConfig
 
 ROLES_LINE = ("pass --role candidate (a run to evaluate), control (a fresh re-run of the "
               "baseline agent) or reference (another model's run: it relabels T1/T2, so only "
@@ -88,8 +89,8 @@ def import_gate(workspace: Path, spend: bool = False) -> Gate:
 
     def gate(run_id: str, role: str | None, answers: dict[str, Answer],
              benchmark: Benchmark) -> list[str]:
-        from split_assets.config import load_config
-        from split_assets.partition import open_signals
+        from split_assets.settings import load_config
+        from split_assets.workspace.partition import open_signals
 
         config = workspace / CONFIG_FILE
         if not config.is_file():

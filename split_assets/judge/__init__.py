@@ -3,9 +3,9 @@ a judge from the config, so a new judge plugs in without touching the assets."""
 
 from __future__ import annotations
 
-from split_assets.config import DiagConfig
 from split_assets.judge.base import Diagnosis, Judge, JudgeCase, JudgeOutcome
 from split_assets.judge.rules import RulesJudge
+from split_assets.settings import DiagConfig
 
 __all__ = ["Diagnosis", "Judge", "JudgeCase", "JudgeOutcome", "RulesJudge", "build_judge"]
 

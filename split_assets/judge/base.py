@@ -7,10 +7,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from split_assets.data.benchmark import Question
-from split_assets.data.harness import CanonicalPrediction, TraceStep
-from split_assets.data.store import Skill, VideoTree
 from split_assets.judge.schema import Diagnosis
+from split_assets.sources.benchmark import Question
+from split_assets.sources.harness_db import CanonicalPrediction
+from split_assets.sources.trace_steps import TraceStep
+from split_assets.sources.video_store import Skill, VideoTree
 
 __all__ = ["Diagnosis", "Judge", "JudgeCase", "JudgeOutcome"]
 

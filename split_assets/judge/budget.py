@@ -18,8 +18,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from split_assets.config import OpenAIJudgeConfig
 from split_assets.judge.concurrency import AdaptiveLimit, Ticket
+from split_assets.settings import OpenAIJudgeConfig
 
 SAFETY = 3.0
 _RATES = 64  # recent prompt-processing rates kept

@@ -39,119 +39,30 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import deque
-from dataclasses import dataclass, field
-from statistics import median
 
-from split_assets.config_judge import START_CONCURRENCY
+from split_assets.judge.fifo_slots import FifoSlots
+from split_assets.judge.latency_evidence import BASE_SAMPLES, FAST, Evidence, Ticket, Wave
+from split_assets.settings.judge_sections import START_CONCURRENCY
 
 START = START_CONCURRENCY  # in flight before anything is known (diag.concurrency unless given)
 GROWTH = 4  # startup: the limit grows to GROWTH x the largest level seen fast
-FAST = 1.5  # an answer within FAST x the no-load latency was not queued
 PROBE_AFTER = 40  # no-load latencies between two probes (a cap raised, a drain)
-_LEVEL_SAMPLES = 8
-_BASE_SAMPLES = 16
 
 
-@dataclass(frozen=True)
-class Ticket:
-    """One request's place: the level it was sent at (ours in flight, it included), when,
-    the limit then, and the wave it belongs to."""
-
-    level: int
-    sent: float
-    limit: int
-    wave: int
-
-
-@dataclass
-class _Wave:
-    """The requests sent under one limit: how many answers it waits for, and their latencies."""
-
-    number: int
-    size: int
-    latencies: list[float] = field(default_factory=list)
-
-
-class _Evidence:
-    """What the answers showed: the no-load latency (recent answers known unqueued), each
-    level's recent latencies, and which answers were cold (left out of both once the endpoint
-    is seen to report its prompt cache)."""
-
-    def __init__(self) -> None:
-        self.base: deque[tuple[float, Ticket | None]] = deque(maxlen=_BASE_SAMPLES)
-        self.levels: dict[int, deque[tuple[float, Ticket | None]]] = {}
-        self.caches = False  # the endpoint reports prompt tokens served from its cache
-        self._cold: set[Ticket] = set()
-        self.threshold = float("inf")  # FAST x the no-load latency
-        self.known = 1  # the most requests the endpoint was seen to serve at once
-
-    @property
-    def no_load_s(self) -> float | None:
-        return median(x for x, _ in self.base) if self.base else None
-
-    def cold(self, ticket: Ticket, uncached: bool) -> bool:
-        """Whether an answer is cold; the first answer that reused cached tokens shows that
-        the endpoint reports them, and every earlier one that reused none was cold."""
-        if uncached and not self.caches:
-            self._cold.add(ticket)
-        elif not uncached and not self.caches:
-            self.caches = True
-            self.base = deque((x for x in self.base if x[1] not in self._cold),
-                              maxlen=_BASE_SAMPLES)
-            for level, samples in list(self.levels.items()):
-                kept = [x for x in samples if x[1] not in self._cold]
-                self.levels[level] = deque(kept, maxlen=_LEVEL_SAMPLES)
-                if not kept:
-                    del self.levels[level]
-        return uncached and self.caches
-
-    def add(self, ticket: Ticket, latency_s: float, to_base: bool) -> None:
-        if to_base and (not self.base or ticket.level <= self.known):
-            self.base.append((latency_s, ticket))
-        self.levels.setdefault(ticket.level, deque(maxlen=_LEVEL_SAMPLES)).append(
-            (latency_s, ticket))
-
-    def refresh(self, cap: int | None) -> None:
-        """The threshold, and the largest level (under the cap) most of whose recent answers
-        came back within it (``known``)."""
-        base = self.no_load_s
-        self.threshold = limit = FAST * base if base is not None else float("inf")
-        fast = [lv for lv, lat in self.levels.items() if (cap is None or lv < cap)
-                and 2 * sum(x <= limit for x, _ in lat) >= len(lat)]
-        self.known = max(fast, default=1)
-
-    def queued_from(self) -> int | None:
-        """The lowest level (2 or more) from which most recent answers, two at least, came
-        back slow, one of them from that level."""
-        fast = slow = 0
-        lowest = None
-        for level in sorted(self.levels, reverse=True):
-            mine = [x <= self.threshold for x, _ in self.levels[level]]
-            slow += mine.count(False)
-            fast += mine.count(True)
-            if level >= 2 and slow >= 2 and slow > fast and not all(mine):
-                lowest = level
-        return lowest
-
-
-class AdaptiveLimit:
+class AdaptiveLimit(FifoSlots):
     """Requests in flight at once, learned from the answers' latencies (module docstring)."""
 
     def __init__(self, ceiling: int, adapt: bool = True, start: int = START) -> None:
         self.ceiling = max(1, ceiling)
         self.adapt = adapt
-        self.limit = min(self.ceiling, start) if adapt else self.ceiling
-        self.in_flight = 0
+        super().__init__(min(self.ceiling, start) if adapt else self.ceiling)
         self.cap: int | None = None  # queueing seen from this level on
-        self.evidence = _Evidence()
-        self._wave = _Wave(1, self.limit)
+        self.evidence = Evidence()
+        self._wave = Wave(1, self.limit)
         self._drain: int | None = None  # the limit held while draining
         self._drain_samples: list[float] = []
         self._trusted = False  # the no-load latency is measured (not a first guess)
         self._probed_at = self._cut_at = float("-inf")
-        self._waiters: deque[asyncio.Future[None]] = deque()
-        self._started = time.monotonic()
-        self.history: list[tuple[float, int]] = [(0.0, self.limit)]
 
     @property
     def no_load_s(self) -> float | None:
@@ -165,29 +76,13 @@ class AdaptiveLimit:
 
     async def acquire(self) -> Ticket:
         """Wait (first come, first served) until fewer than the limit are in flight."""
-        if self.in_flight >= self.limit or self._waiters:
-            waiter = asyncio.get_running_loop().create_future()
-            self._waiters.append(waiter)
-            try:
-                while True:
-                    await waiter
-                    if self.in_flight < self.limit:
-                        break
-                    waiter = asyncio.get_running_loop().create_future()
-                    self._waiters.appendleft(waiter)  # woken too early: keeps its turn
-            except asyncio.CancelledError:
-                if waiter in self._waiters:
-                    self._waiters.remove(waiter)
-                self._wake()  # a place it was given goes to the next one
-                raise
-        self.in_flight += 1
-        return Ticket(self.in_flight, time.monotonic(), self.limit, self._wave.number)
+        level = await self.take_place()
+        return Ticket(level, time.monotonic(), self.limit, self._wave.number)
 
     def release(self, ticket: Ticket) -> None:
         """The request ended without telling anything about the endpoint's parallelism."""
         del ticket
-        self.in_flight -= 1
-        self._wake()
+        self.give_back()
 
     def answered(self, ticket: Ticket, latency_s: float,
                  cached_tokens: int | None = None) -> None:
@@ -221,7 +116,7 @@ class AdaptiveLimit:
                 self._drain_samples.append(latency_s)
             if len(self._drain_samples) >= max(2, self._drain):  # measured again
                 evidence.base = deque(((x, None) for x in self._drain_samples),
-                                      maxlen=_BASE_SAMPLES)
+                                      maxlen=BASE_SAMPLES)
                 self._drain, self._drain_samples, self._trusted = None, [], True
                 self._recap()
         if not cold:
@@ -275,7 +170,7 @@ class AdaptiveLimit:
     def _grow(self, target: int) -> None:
         target = min(self.ceiling, target)
         if target > self.limit:
-            self._wave = _Wave(self._wave.number + 1, target)
+            self._wave = Wave(self._wave.number + 1, target)
             self._set(target)
 
     def _update(self) -> None:
@@ -286,17 +181,3 @@ class AdaptiveLimit:
         else:
             target = min(self.cap - 1, max(self.limit, self.known + max(1, self.known // 4)))
         self._set(max(1, min(self.ceiling, target)))
-
-    def _set(self, target: int) -> None:
-        if target != self.limit:
-            self.limit = target
-            self.history.append((round(time.monotonic() - self._started, 3), target))
-            self._wake()
-
-    def _wake(self) -> None:
-        free = self.limit - self.in_flight
-        while free > 0 and self._waiters:
-            waiter = self._waiters.popleft()
-            if not waiter.done():
-                waiter.set_result(None)
-                free -= 1

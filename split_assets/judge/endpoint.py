@@ -1,4 +1,4 @@
-"""The transport facts of an OpenAI-compatible endpoint the governed client acts on: the TLS
+"""The transport facts of an OpenAI-compatible endpoint the chat client acts on: the TLS
 context (built once, in the background), what a dropped connection and a ``Retry-After`` say,
 and the 400 of an endpoint that does not support the configured response format."""
 
@@ -60,7 +60,9 @@ def tls_context() -> Future[ssl.SSLContext]:
         future = _TLS.get(key)
         if future is None:
             future = _TLS[key] = Future()
-            threading.Thread(target=_build_tls, args=(future,), daemon=True,
+            # not a daemon: a process that exits (a refused command) while OpenSSL reads the
+            # CA bundle waits the few ms for it, instead of finalizing under a running thread
+            threading.Thread(target=_build_tls, args=(future,), daemon=False,
                              name="split-assets-tls").start()
     return future
 

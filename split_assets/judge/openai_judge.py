@@ -10,12 +10,10 @@ from typing import Any
 import orjson
 from pydantic import ValidationError, model_validator
 
-from split_assets.config import DiagConfig, OpenAIJudgeConfig
-from split_assets.data.signals import SignalStore
 from split_assets.judge.base import JudgeCase, JudgeOutcome
-from split_assets.judge.governed import (
+from split_assets.judge.chat_client import (
     CallFailed,
-    GovernedClient,
+    ChatClient,
     Prepared,
     Reply,
     outcome_of,
@@ -29,6 +27,8 @@ from split_assets.judge.render import (
 )
 from split_assets.judge.schema import Diagnosis
 from split_assets.lib.canonical import sha256_hex
+from split_assets.settings import DiagConfig, OpenAIJudgeConfig
+from split_assets.store.signals import SignalStore
 
 _FENCE = re.compile(r"^```(?:json)?\s*|\s*```$", re.MULTILINE)
 REPAIR = ("That answer is not a valid diagnosis: {error}. Answer again with ONE JSON object "
@@ -123,7 +123,7 @@ class OpenAIJudge:
         self.diag = diag
         self.context = diag.context
         self.open_tool = diag.rules.open_tool  # read by the prompts like the rules judge reads it
-        self._client: GovernedClient | None = None
+        self._client: ChatClient | None = None
         self._templates: dict[str, str] = {}
         tls_context()  # built in the background while the inputs load
 
@@ -139,9 +139,10 @@ class OpenAIJudge:
     def source_files(self) -> list[Path]:
         here = Path(__file__).resolve().parent
         # what decides a verdict: the schema, the prompts' rendering, the repair loop; the
-        # governed client (retries, telemetry, cache) is left out, so fixing it never forces a
+        # chat client (retries, telemetry, cache) is left out, so fixing it never forces a
         # paid re-diagnosis
-        return [here / name for name in ("openai_judge.py", "render.py", "schema.py")]
+        return [*(here / name for name in ("openai_judge.py", "render.py", "schema.py")),
+                here.parent / "sources" / "trace_steps.py"]
 
     def estimated_calls_per_question(self) -> int:
         return 1
@@ -167,9 +168,9 @@ class OpenAIJudge:
         return prepare_request(self.diag.openai, self.diag.model, messages).key
 
     def start(self, store: SignalStore, fingerprint: str, templates: dict[str, str]) -> None:
-        """Open the governed client (inside the event loop that will diagnose)."""
+        """Open the chat client (inside the event loop that will diagnose)."""
         self._templates = templates
-        self._client = GovernedClient(self.diag.openai, self.diag.model, store, fingerprint,
+        self._client = ChatClient(self.diag.openai, self.diag.model, store, fingerprint,
                                       concurrency=self.diag.concurrency,
                                       start=self.diag.start_concurrency)
 

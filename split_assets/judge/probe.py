@@ -26,12 +26,13 @@ from typing import Any
 import openai
 import orjson
 
-from split_assets.config import DiagConfig
 from split_assets.errors import UserError
-from split_assets.judge.concurrency import FAST
-from split_assets.judge.governed import KEY_VAR, URL_VAR, check_environment, client_redactor
+from split_assets.judge.call_policy import KEY_VAR, URL_VAR, check_environment
+from split_assets.judge.chat_transport import client_redactor
+from split_assets.judge.latency_evidence import FAST
 from split_assets.judge.openai_judge import diagnosis_response_format
 from split_assets.judge.schema import Diagnosis
+from split_assets.settings import DiagConfig
 
 INSTRUCTION = "Reply with exactly this JSON:"
 BREAKING = '{"tier": "T9", "probe": "this object breaks the diagnosis schema"}'

@@ -21,6 +21,7 @@ import re
 import orjson
 
 from split_assets.judge.base import JudgeCase
+from split_assets.sources.trace_steps import opened_nodes
 
 FULL_SECTIONS = ("missed_nodes", "evidence_sufficiency", "skill_adherence", "confirmation_bias",
                  "reasoning_sub")
@@ -58,16 +59,10 @@ def case_values(case: JudgeCase, open_tool: str = OPEN_TOOL) -> dict[str, str]:
     if case.trace is None or case.tree is None:
         return values
     nodes = case.tree.nodes
-    lines, opened = [], []
-    for step in case.trace:
-        content = step.content
-        lines.append(f"{step.step}. [{step.kind}] "
-                     f"{orjson.dumps(content, option=orjson.OPT_SORT_KEYS).decode()}")
-        if (step.kind == "tool_call" and isinstance(content, dict)
-                and content.get("tool") == open_tool):
-            node_id = str((content.get("args") or {}).get("node_id"))
-            if node_id in nodes and node_id not in opened:
-                opened.append(node_id)
+    lines = [f"{step.step}. [{step.kind}] "
+             f"{orjson.dumps(step.content, option=orjson.OPT_SORT_KEYS).decode()}"
+             for step in case.trace]
+    opened = dict.fromkeys(opened_nodes(case.trace, open_tool, nodes, q.question_id, q.video_id))
     values["trace"] = "\n".join(lines) or "(empty trace)"
     values["opened_nodes"] = "\n".join(_node_line(nodes[n]) for n in opened) or "(none opened)"
     if q.evidence_spans:

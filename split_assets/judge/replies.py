@@ -1,4 +1,4 @@
-"""What an OpenAI-compatible endpoint answers, as the governed client reads it: a ``Reply``
+"""What an OpenAI-compatible endpoint answers, as the chat client reads it: a ``Reply``
 (text, usage, reported model), from a plain completion (``reply_of``) or a stream assembled
 under its first-token and inter-token time budgets (``read_stream``; ``Stall`` when one
 passes)."""

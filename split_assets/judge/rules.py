@@ -5,7 +5,7 @@
 1. step limit: the run stopped with a stop_reason in ``step_limit_stop_reasons`` -> T2
    (retrieval / insufficient_evidence, target ``prompt:search_budget``);
 2. missed evidence: the question has ``evidence_spans`` and no node the agent opened overlaps
-   any of them -> T2 (missed_evidence, target the task type's skill or ``tool:open_node``);
+   any of them -> T2 (missed_evidence, target the task type's skill or ``tool:<open_tool>``);
 3. no look at all: no evidence spans labelled and the agent opened no node -> T2;
 4. skill non-adherence: a skill applies to the task type and names a ``required_tool`` the
    trace never called -> T2 (skill_nonadherence, target ``skill:<name>``);
@@ -24,11 +24,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from split_assets.config import RulesJudgeConfig
-from split_assets.data.store import Skill
 from split_assets.errors import InputError
 from split_assets.judge.base import JudgeCase, JudgeOutcome
 from split_assets.judge.schema import Diagnosis
+from split_assets.settings import RulesJudgeConfig
+from split_assets.sources.trace_steps import opened_nodes
+from split_assets.sources.video_store import Skill
 
 # The error type a wrong answer of each Video-MME task type most plausibly shows.
 ERROR_TYPE_BY_TASK: dict[str, str] = {
@@ -78,7 +79,8 @@ class RulesJudge:
 
     def source_files(self) -> list[Path]:
         here = Path(__file__).resolve().parent
-        return [here / "rules.py", here / "schema.py"]  # what decides a verdict, nothing else
+        # what decides a verdict, nothing else
+        return [here / "rules.py", here / "schema.py", here.parent / "sources" / "trace_steps.py"]
 
     def estimated_calls_per_question(self) -> int:
         return 0
@@ -102,26 +104,8 @@ class RulesJudge:
         """Apply the rules of the module docstring to one case."""
         if self.context == "answer_only":
             return self.decide_answer_only(case)
-        q, pred = case.question, case.prediction
-        if case.trace is None or case.tree is None:
-            raise InputError(f"rules judge in full context needs the trace and tree of "
-                             f"{q.question_id!r}", "diag.context", "provide them")
-        error_type = ERROR_TYPE_BY_TASK.get(q.task_type, "other")
-        skill = _skill_for(q.task_type, case.skills)
-        skill_target = f"skill:{skill.name}" if skill else None
-        calls = [s.content for s in case.trace
-                 if s.kind == "tool_call" and isinstance(s.content, dict)]
-        tools = {str(c.get("tool")) for c in calls}
-        opened: list[str] = []
-        for call in calls:
-            if call.get("tool") == self.params.open_tool:
-                node_id = str((call.get("args") or {}).get("node_id"))
-                if node_id not in case.tree.nodes:
-                    raise InputError(f"trace of {q.question_id!r} opens node {node_id!r}, which "
-                                     f"is not in the tree of video {q.video_id!r}",
-                                     "paths.store_dir", "use the tree the run was made on")
-                opened.append(node_id)
-
+        opened = self._opened(case)
+        pred = case.prediction
         if pred.stop_reason in self.params.step_limit_stop_reasons:
             return Diagnosis(tier="T2", error_type="retrieval",
                              cause_category="insufficient_evidence",
@@ -129,31 +113,62 @@ class RulesJudge:
                              rationale=f"The agent hit its step limit ({pred.stop_reason}) after "
                                        f"opening {len(opened)} nodes and had to guess.",
                              confidence=0.9)
+        return self._missed(case, opened) or self._nonadherent(case) or self._lapse(case)
+
+    def _opened(self, case: JudgeCase) -> list[str]:
+        """The nodes the agent opened (repeats kept), each in the video's tree."""
+        q = case.question
+        if case.trace is None or case.tree is None:
+            raise InputError(f"rules judge in full context needs the trace and tree of "
+                             f"{q.question_id!r}", "diag.context", "provide them")
+        return opened_nodes(case.trace, self.params.open_tool, case.tree.nodes, q.question_id,
+                            q.video_id)
+
+    def _missed(self, case: JudgeCase, opened: list[str]) -> Diagnosis | None:
+        """Rules 2 and 3: no opened node overlaps the evidence, or none was opened at all."""
+        q, nodes = case.question, case.tree.nodes if case.tree else {}
+        error_type = ERROR_TYPE_BY_TASK.get(q.task_type, "other")
+        skill = _skill_for(q.task_type, case.skills)
+        target = f"skill:{skill.name}" if skill else f"tool:{self.params.open_tool}"
         if q.evidence_spans:
-            hit = any(case.tree.nodes[n].overlaps(a, b)
-                      for n in opened for a, b in q.evidence_spans)
-            if not hit:
-                kind = ("temporal_grounding" if error_type == "temporal_grounding"
-                        else "retrieval")
-                return Diagnosis(tier="T2", error_type=kind, cause_category="missed_evidence",
-                                 evolution_target=skill_target or "tool:open_node",
-                                 rationale=f"None of the {len(opened)} nodes the agent opened "
-                                           "overlaps the labelled evidence span.",
-                                 confidence=0.85)
-        elif not opened:
-            return Diagnosis(tier="T2", error_type="retrieval", cause_category="missed_evidence",
-                             evolution_target=skill_target or "tool:open_node",
-                             rationale="The agent answered without opening any node of the "
-                                       "video tree.", confidence=0.8)
-        if skill and skill.required_tool and skill.required_tool not in tools:
-            return Diagnosis(tier="T2", error_type=error_type,
-                             cause_category="skill_nonadherence", evolution_target=skill_target,
-                             rationale=f"Skill '{skill.name}' requires the tool "
-                                       f"'{skill.required_tool}', which the agent never called.",
-                             confidence=0.8)
+            if any(nodes[n].overlaps(a, b) for n in opened for a, b in q.evidence_spans):
+                return None
+            kind = "temporal_grounding" if error_type == "temporal_grounding" else "retrieval"
+            return Diagnosis(tier="T2", error_type=kind, cause_category="missed_evidence",
+                             evolution_target=target,
+                             rationale=f"None of the {len(opened)} nodes the agent opened "
+                                       "overlaps the labelled evidence span.",
+                             confidence=0.85)
+        if opened:
+            return None
+        return Diagnosis(tier="T2", error_type="retrieval", cause_category="missed_evidence",
+                         evolution_target=target,
+                         rationale="The agent answered without opening any node of the "
+                                   "video tree.", confidence=0.8)
+
+    def _nonadherent(self, case: JudgeCase) -> Diagnosis | None:
+        """Rule 4: the task's skill names a tool the trace never called."""
+        q = case.question
+        skill = _skill_for(q.task_type, case.skills)
+        if not (skill and skill.required_tool):
+            return None
+        tools = {str(s.content.get("tool")) for s in case.trace or ()
+                 if s.kind == "tool_call" and isinstance(s.content, dict)}
+        if skill.required_tool in tools:
+            return None
+        return Diagnosis(tier="T2", error_type=ERROR_TYPE_BY_TASK.get(q.task_type, "other"),
+                         cause_category="skill_nonadherence",
+                         evolution_target=f"skill:{skill.name}",
+                         rationale=f"Skill '{skill.name}' requires the tool "
+                                   f"'{skill.required_tool}', which the agent never called.",
+                         confidence=0.8)
+
+    def _lapse(self, case: JudgeCase) -> Diagnosis:
+        """Rule 5: it had the evidence in front of it and still answered wrong."""
+        q = case.question
         cause = "misread_evidence" if q.evidence_spans else "flawed_inference"
-        return Diagnosis(tier="T1", error_type=error_type, cause_category=cause,
-                         evolution_target=None,
+        return Diagnosis(tier="T1", error_type=ERROR_TYPE_BY_TASK.get(q.task_type, "other"),
+                         cause_category=cause, evolution_target=None,
                          rationale="The agent opened the relevant part of the video and followed "
                                    "its skill, yet answered wrong: a lapse.",
                          confidence=0.6 if q.evidence_spans else 0.4)

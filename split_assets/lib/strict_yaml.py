@@ -1,6 +1,7 @@
 """Strict reading of a YAML config into pydantic models: a key written twice is refused
 (``UniqueKeyLoader``), unknown keys get the closest valid one (``unknown_keys``), and a
-validation error reads as one short phrase (``describe_error``). ``config.py`` uses them."""
+validation error reads as one short phrase (``describe_error``). ``settings/loading.py`` uses
+them."""
 
 from __future__ import annotations
 

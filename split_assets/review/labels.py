@@ -16,15 +16,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, get_args
 
-from split_assets.data.signals import ReviewLabel
 from split_assets.errors import InputError, UserError
 from split_assets.evaluation.agreement import Kappa, Pair, kappa
 from split_assets.judge.schema import ErrorType
 from split_assets.review.sample import LABEL_COLUMNS
+from split_assets.store.signals import ReviewLabel
 
 if TYPE_CHECKING:
-    from split_assets.inputs import Inputs
-    from split_assets.partition import Partition
+    from split_assets.workspace.inputs import Inputs
+    from split_assets.workspace.partition import Partition
 
 REQUIRED = ("baseline_run_id", "question_id", "sampling_weight", "label_tier")
 ERROR_TYPES = frozenset(get_args(ErrorType))

@@ -20,16 +20,16 @@ import random
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from split_assets.data.signals import SignalRow
 from split_assets.diagnosis.cases import CaseSource
 from split_assets.errors import InputError, UserError
 from split_assets.judge.render import case_values
+from split_assets.store.signals import SignalRow
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from split_assets.inputs import Inputs
-    from split_assets.partition import Partition
+    from split_assets.workspace.inputs import Inputs
+    from split_assets.workspace.partition import Partition
 
 STRATA_FIELDS = ("tier", "task_type", "error_type", "difficulty")
 LABEL_COLUMNS = ("label_tier", "label_error_type", "notes")

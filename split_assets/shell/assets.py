@@ -14,14 +14,12 @@ from dagster import (
     asset,
 )
 
-from split_assets.data.db import utc_now
+from split_assets.app.session import Session
 from split_assets.diagnosis.plan import infra_rows
 from split_assets.errors import RunFailure
 from split_assets.lib import interrupts
 from split_assets.lib.canonical import atomic_write_bytes, canonical_bytes
 from split_assets.lib.failpoints import failpoint
-from split_assets.partition import Partition, config_snapshot
-from split_assets.session import Session
 from split_assets.shell import metadata as md
 from split_assets.shell import names as n
 from split_assets.shell import pool_checks
@@ -35,6 +33,8 @@ from split_assets.split.freeze import FrozenSplit, build_pools, manifest, write_
 from split_assets.split.problem import SplitProblem
 from split_assets.split.selection import read_selection, select_trainval, write_selection
 from split_assets.split.validation import draw_validation
+from split_assets.store.conventions import utc_now
+from split_assets.workspace.partition import Partition, config_snapshot
 
 
 def build_assets(names: Names, shards: int = 1) -> list[Any]:
@@ -183,8 +183,8 @@ def _test_exposure(s: Session, problem: SplitProblem, frozen: FrozenSplit,
                    baseline: str, refreeze: bool) -> dict[str, Any]:
     """The split is recorded as frozen; a new one after a test look at the baseline is
     refused unless ``refreeze`` (``evaluation/exposure.py``)."""
-    from split_assets.data.ledger import FrozenRecord
     from split_assets.evaluation.exposure import TestPool, freeze_exposure
+    from split_assets.store.ledger import FrozenRecord
 
     partition = s.partition
     pool = TestPool(baseline, partition.split_id, frozen.sha256, tuple(frozen.pools["test"]))

@@ -14,13 +14,13 @@ from dagster import (
     asset_check,
 )
 
-from split_assets.partition import Partition
 from split_assets.shell import names as n
 from split_assets.shell.failures import fails_cleanly
 from split_assets.shell.names import Names
 from split_assets.shell.partitions import partitions_of
-from split_assets.shell.pool_checks import which
+from split_assets.shell.pool_checks import split_identity
 from split_assets.shell.resources import session_of
+from split_assets.workspace.partition import Partition
 
 AGREEMENT = "judge_agreement"
 AGREEMENT_DESCRIPTION = ("Cohen's kappa of the judge's tiers against the human review labels "
@@ -64,7 +64,7 @@ def judge_agreement_result(partition: Partition) -> AssetCheckResult:
             description=f"split {partition.split_id}: {detail}"
                         + (f"; diag.min_kappa {minimum} needs labels: {how}" if minimum
                            is not None else f" ({how})"),
-            metadata={"labels": k.n if k else 0, **which(partition)})
+            metadata={"labels": k.n if k else 0, **split_identity(partition)})
     detail = (f"kappa {k.kappa:.3f} [{k.low:.3f}, {k.high:.3f}] (95 %, bootstrap over videos) "
               f"on {k.n} human label(s)")
     if minimum is not None:
@@ -79,4 +79,4 @@ def judge_agreement_result(partition: Partition) -> AssetCheckResult:
                   "ci_high": round(k.high, 4), "labels": k.n,
                   "observed_agreement": round(k.observed, 4),
                   "min_kappa": minimum if minimum is not None else "not set",
-                  **which(partition)})
+                  **split_identity(partition)})

@@ -1,7 +1,7 @@
 """``SplitWorkspace``: one workspace as a Dagster Component. Its attributes are the config
 file (relative to the folder of its ``defs.yaml``) and a name, which prefixes everything the
 workspace defines (``shell/names.py``). Instances are declared in ``$SPLIT_ASSETS_WORKSPACES``
-(``split_assets/instances.py``) or in any dg project's ``defs/`` folder."""
+(``split_assets/app/declared_workspaces.py``) or in any dg project's ``defs/`` folder."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import dagster as dg
 
-from split_assets.instances import check_name, resolve_config
+from split_assets.app.declared_workspaces import check_name, resolve_config
 from split_assets.shell.names import Names
 from split_assets.shell.workspace_defs import workspace_definitions
 

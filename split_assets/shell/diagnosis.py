@@ -28,10 +28,10 @@ from dagster import (
     op,
 )
 
+from split_assets.app.session import Session
 from split_assets.diagnosis.plan import check_before_diagnosis, plan_for
 from split_assets.diagnosis.report import DiagnosisReport, merge_reports, stop_unless_settled
 from split_assets.diagnosis.runner import diagnose, refuse_if_leased
-from split_assets.session import Session
 from split_assets.shell import metadata as md
 from split_assets.shell import names as n
 from split_assets.shell.checks import agreement_check_spec, judge_agreement_result
@@ -136,8 +136,8 @@ def _sharded(names: Names) -> Any:
 def _check(s: Session, no_wait: bool, refreeze: bool) -> None:
     """What counts alone can refute, before anything is paid; ``no_wait``: refuse while
     another run holds leases; a new split after a test look unless ``refreeze``."""
-    from split_assets.data.harness import predictions_digest
     from split_assets.evaluation.exposure import check_refreeze
+    from split_assets.sources.harness_db import predictions_digest
 
     inputs, partition = s.inputs, s.partition
     with partition.store() as store:

@@ -12,9 +12,9 @@ from typing import Any, TypeVar
 
 from dagster import Failure, MetadataValue
 
+from split_assets.app.messages import as_user_error
 from split_assets.errors import SplitAssetsError, environment_error
 from split_assets.lib import interrupts
-from split_assets.messages import worded
 from split_assets.split.errors import SplitImpossible
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -62,8 +62,8 @@ def _translated() -> Iterator[None]:
         raise
     except SplitAssetsError as exc:
         raise as_failure(exc) from None
-    except SplitImpossible as exc:  # the split core's data, worded once (messages.py)
-        raise as_failure(worded(exc)) from None
+    except SplitImpossible as exc:  # the split core's data, as_user_error once (app/messages.py)
+        raise as_failure(as_user_error(exc)) from None
     except Exception as exc:
         mapped = environment_error(exc)
         if mapped is None:

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from split_assets.app.session import Session
 from split_assets.errors import ReportedError, RunFailure, SplitAssetsError, interrupted
 from split_assets.lib import gc_pause, interrupts
 from split_assets.lib.failpoints import failpoint
-from split_assets.session import Session
 
 
 def run_split_job(session: Session, tags: dict[str, str],
@@ -18,9 +18,9 @@ def run_split_job(session: Session, tags: dict[str, str],
     descriptions of the checks that warned (severity WARN, not passed). ``options``: the run
     config of the workspace's ``run_options`` (``allow_degraded``, ``no_wait``,
     ``refreeze_after_test_look``)."""
-    from split_assets.definitions import make_definitions
-    from split_assets.instances import name_for
+    from split_assets.app.declared_workspaces import name_for
     from split_assets.shell.instance import get_instance, register_partition
+    from split_assets.shell.location import make_definitions
     from split_assets.shell.names import RUN_OPTIONS, Names
 
     names = Names(name_for(session.loaded.path))

@@ -14,19 +14,19 @@ from typing import TYPE_CHECKING, Any
 
 from dagster import MetadataValue, TableColumn, TableRecord, TableSchema
 
-from split_assets.data.harness import CanonicalPrediction
-from split_assets.data.signals import SignalRow
+from split_assets.sources.harness_db import CanonicalPrediction
 from split_assets.split.freeze import FrozenSplit, pool_questions
-from split_assets.split.inputs import tier_distribution
 from split_assets.split.layout import POOLS
 from split_assets.split.problem import SplitProblem
+from split_assets.split.questions import tier_distribution
 from split_assets.split.stats import accuracy, deviation_rows, t2_by_type, tier_counts
+from split_assets.store.signals import SignalRow
 
 if TYPE_CHECKING:
+    from split_assets.app.session import Session
     from split_assets.diagnosis.report import DiagnosisReport
-    from split_assets.partition import Partition
-    from split_assets.session import Session
     from split_assets.split.selection import Selection
+    from split_assets.workspace.partition import Partition
 
 SHORT_DIGEST = 12  # hex shown; the full digest is in the ``digests`` entry
 

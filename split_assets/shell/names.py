@@ -8,11 +8,9 @@ keeps the names of earlier releases: ``frozen_pools``, ``diag_fingerprint``, ``v
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any
 
-NAME_PATTERN = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
 UNPREFIXED_GROUP = "video_split"
 ASSETS = ("canonical_predictions", "infra_t0_signals", "diagnosis_signals",
           "trainval_selection", "frozen_pools", "candidate_evaluation")

@@ -3,7 +3,7 @@ invariants, ``mcnemar_power`` and ``reference_runs_informative``; the last two w
 Dagster's WARN severity, where a split is valid but weak): the asset evaluates them on the
 split in memory and yields each result before it writes anything, so a split that would fail
 one is never frozen. The
-re-read of the files on disk is ``split-assets verify``'s (``split/checking.py``)."""
+re-read of the files on disk is ``split-assets verify``'s (``workspace/pools_check.py``)."""
 
 from __future__ import annotations
 
@@ -13,14 +13,16 @@ from typing import Any
 
 from dagster import AssetCheckResult, AssetCheckSeverity, AssetCheckSpec, PreviewWarning
 
-from split_assets.errors import ConfigError, RunFailure, SplitAssetsError
-from split_assets.partition import Partition
+from split_assets.app.messages import as_user_error, validation_holds
+from split_assets.errors import RunFailure, SplitAssetsError
 from split_assets.shell.names import Names
 from split_assets.shell.partitions import partitions_of
+from split_assets.split.errors import ValidationWrongShort
 from split_assets.split.freeze import FrozenSplit
 from split_assets.split.invariants import INVARIANTS, verify
 from split_assets.split.problem import SplitProblem
 from split_assets.split.validation import PowerVerdict, power_verdict
+from split_assets.workspace.partition import Partition
 
 # Partitioned checks (one result per fingerprint) are a preview feature of Dagster 1.13: used
 # deliberately, so its warning is not shown to every user of the code location (nor where the
@@ -54,7 +56,7 @@ def frozen_check_specs(names: Names) -> list[AssetCheckSpec]:
             for name in (*INVARIANTS, POWER, REFERENCES)]
 
 
-def which(partition: Partition) -> dict[str, str]:
+def split_identity(partition: Partition) -> dict[str, str]:
     """Which split a result is about (two fingerprints' results share one history)."""
     return {"split_id": partition.split_id, "fingerprint": partition.key}
 
@@ -82,12 +84,8 @@ def evaluate(partition: Partition, problem: SplitProblem, frozen: FrozenSplit,
                            warn=undetectable))
     results.append(references_result(partition, references or {}))
     if not verdict.passed and first is None:
-        detail = (f"validation holds {verdict.val_wrong} baseline-wrong questions, need "
-                  f"{val_wrong_min} (at most {verdict.reachable} with {verdict.n_validation} "
-                  "validation videos)")
-        first = ConfigError(f"val_wrong_min cannot be met: {detail}", "video_split.val_wrong_min",
-                            "raise val_ratio or n_trainval, or lower val_wrong_min; nothing was "
-                            "frozen")
+        first = as_user_error(ValidationWrongShort(val_wrong_min, verdict.n_validation,
+                                            verdict.reachable, verdict.val_wrong))
     return results, first
 
 
@@ -98,7 +96,7 @@ def _result(partition: Partition, name: str, passed: bool, detail: str,
         severity=AssetCheckSeverity.WARN if warn else AssetCheckSeverity.ERROR,
         description=f"split {partition.split_id}: {detail}"
                     + ("" if passed or warn else " (nothing was frozen)"),
-        metadata={**metadata, **which(partition)})
+        metadata={**metadata, **split_identity(partition)})
 
 
 MIN_REFERENCE_DISCORDANCE = 0.01  # under 1 % of the answers: no evidence either way
@@ -131,14 +129,13 @@ def references_result(partition: Partition,
 def power_detail(verdict: PowerVerdict, threshold: int, power: dict[str, Any]) -> str:
     """The mcnemar_power check's one line: the count against val_wrong_min, and the gain the
     validation pool can detect."""
-    val_wrong, reachable = verdict.val_wrong, verdict.reachable
+    val_wrong = verdict.val_wrong
     if threshold == 0:
         detail = f"val_wrong_min is 0: power check off (validation holds {val_wrong} wrong)"
     else:
-        detail = f"validation holds {val_wrong} baseline-wrong questions, need {threshold}"
+        detail = validation_holds(val_wrong, threshold, verdict.reachable, verdict.n_validation)
         if val_wrong < threshold:
-            detail += (f"; at most {reachable} with {verdict.n_validation} "
-                       "validation videos: raise val_ratio or n_trainval, or lower val_wrong_min")
+            detail += ": raise val_ratio or n_trainval, or lower val_wrong_min"
     if power:
         mde = power["validation"]["mde"]
         detail += (f"; detects a gain of {100 * mde:.1f} pp on validation at 80% power, "

@@ -24,8 +24,8 @@ from urllib.parse import urlsplit, urlunsplit
 from dagster import ConfigurableResource, InitResourceContext, ResourceDefinition
 from pydantic import Field, PrivateAttr
 
-from split_assets.config import LoadedConfig
-from split_assets.session import Session
+from split_assets.app.session import Session
+from split_assets.settings import LoadedConfig
 from split_assets.shell import names as n
 from split_assets.shell.names import Names
 from split_assets.shell.tags import ALLOW_DEGRADED_TAG, NO_WAIT_TAG, int_tag
@@ -125,8 +125,8 @@ def _base_url() -> str:
 def loaded_or_error(config_path: Path) -> tuple[LoadedConfig | None, str | None]:
     """The config read when the code location loads, or its one-line error (an invalid config
     never stops the load: its runs and sensor ticks fail with the line instead)."""
-    from split_assets.config import load_config
     from split_assets.errors import SplitAssetsError
+    from split_assets.settings import load_config
 
     try:
         return load_config(config_path), None

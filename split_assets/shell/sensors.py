@@ -23,12 +23,12 @@ from dagster import (
     sensor,
 )
 
-from split_assets.config import LoadedConfig, load_config
-from split_assets.data.digest_cache import RACY_NS, signature, wal_of
 from split_assets.errors import SplitAssetsError, environment_error
-from split_assets.fingerprint import compute_fingerprint
+from split_assets.settings import LoadedConfig, load_config
 from split_assets.shell.names import Names
 from split_assets.shell.partitions import partitions_of
+from split_assets.store.digest_cache import RACY_NS, signature, wal_of
+from split_assets.workspace.fingerprint import compute_fingerprint
 
 if TYPE_CHECKING:
     from split_assets.judge import Judge
@@ -73,7 +73,7 @@ def current_key(config_path: str) -> tuple[str, list[str]]:
 
 def _unchanged(last: dict[str, Any], config_path: str) -> bool:
     """The last tick's config, and every file its fingerprint read as it was then (size,
-    times, inode; not touched within the racy margin of that tick: data/digest_cache.py)."""
+    times, inode; not touched within the racy margin of that tick: store/digest_cache.py)."""
     if not last or last.get("config") != config_path:
         return False
     sig, newest = signature(Path(f) for f in last["files"])

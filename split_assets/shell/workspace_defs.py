@@ -20,14 +20,14 @@ from split_assets.shell.resources import build_resources, loaded_or_error
 from split_assets.shell.sensors import build_sensor
 
 if TYPE_CHECKING:
-    from split_assets.session import Session
+    from split_assets.app.session import Session
 
 
 def workspace_definitions(names: Names, config_path: Path | str | None = None,
                           session: Session | None = None) -> Definitions:
     """A workspace over a config file (default: ``$SPLIT_ASSETS_CONFIG``), or over a session a
     command already built (the CLI's in-process run)."""
-    from split_assets.config import config_path_from_env
+    from split_assets.settings import config_path_from_env
 
     path = (session.loaded.path if session is not None else
             Path(config_path) if config_path is not None else config_path_from_env()).absolute()

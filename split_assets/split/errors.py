@@ -1,5 +1,5 @@
 """Why a split cannot be made, as data: which floors, which categories, by how much. The split
-core raises these and knows no config key or command; ``split_assets/messages.py`` (the shell's
+core raises these and knows no config key or command; ``split_assets/app/messages.py`` (the shell's
 one boundary) words each as the one-line error with the config key and the fix.
 
 Each is a ``SplitImpossible``; ``str()`` of one is its data (``repr``)."""
@@ -95,8 +95,10 @@ class EpsilonMissed(SplitImpossible):
 
 @dataclass(eq=False)
 class ValidationWrongShort(SplitImpossible):
-    """No validation draw of ``n_validation`` videos holds ``val_wrong_min`` wrong answers."""
+    """No validation draw of ``n_validation`` videos holds ``val_wrong_min`` wrong answers
+    (``most`` at best); ``held``: what the drawn validation pool holds, once there is one."""
 
     val_wrong_min: int
     n_validation: int
     most: int
+    held: int | None = None

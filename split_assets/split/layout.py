@@ -36,7 +36,7 @@ class SplitFiles:
 
 def digest_cache_path(out_root: Path) -> Path:
     """The digests of unchanged trees and traces a later run may reuse
-    (``data/digest_cache.py``): beside the steps' hand-overs, never in a split folder."""
+    (``store/digest_cache.py``): beside the steps' hand-overs, never in a split folder."""
     return out_root / STEPS_DIR / DIGEST_CACHE_FILE
 
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from split_assets.config import VideoSplitConfig
-from split_assets.split.sizes import validation_size
+from split_assets.settings import VideoSplitConfig
+from split_assets.settings.sections import validation_size
 
 
 @dataclass(frozen=True, slots=True)

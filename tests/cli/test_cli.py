@@ -248,8 +248,8 @@ def test_infeasible_floor_inside_the_run_keeps_the_diagnoses(small_workspace: Pa
     # enough wrong answers to hope for, too few of them turn out T2
     code, _, err = run_cli("run", "--config", str(small_workspace), "--dry-run")
     assert code == 0, err
+    from split_assets.app.session import Session
     from split_assets.diagnosis.plan import wrong_to_diagnose
-    from split_assets.session import Session
 
     preds = Session.open(small_workspace).inputs.predictions
     open_ = sum(p.task_type == "Counting Problem" for p in wrong_to_diagnose(preds))
@@ -367,7 +367,7 @@ def test_a_split_failing_a_check_in_memory_is_never_written(small_workspace: Pat
 
     from dagster import AssetCheckKey, DagsterInstance
 
-    from split_assets.session import Session
+    from split_assets.app.session import Session
     from split_assets.split.selection import select_trainval
     from split_assets.split.validation import max_validation_wrong
 

@@ -441,7 +441,7 @@ def test_directory_handling(tmp_path: Path) -> None:
 
 def test_every_reply_extracts_to_its_recorded_letter(tmp_path: Path) -> None:
     """The canonical letter (Video-MME's extraction of raw_response) is the intended one."""
-    from split_assets.data.letters import extract_letter
+    from split_assets.sources.letters import extract_letter
 
     build_workspace(tmp_path / "ws", n_videos=60, seed=3)
     conn = sqlite3.connect(tmp_path / "ws" / "harness.db")
@@ -452,16 +452,20 @@ def test_every_reply_extracts_to_its_recorded_letter(tmp_path: Path) -> None:
 
 
 # The demo's outputs, measured before the Workspace refactor (issue 11): moving code must not
-# move a fingerprint or a byte of the frozen split.
-DEMO_FINGERPRINT = "fp-daeaccd408bd"
+# move a fingerprint or a byte of the frozen split. Issue 36 changed the judges' sources once on
+# purpose (one reader of the opened nodes for every reader of a trace, sources/trace_steps.py,
+# fingerprinted by both judges; the rules judge's decide in steps;
+# the modules they import renamed): fp-daeaccd408bd -> fp-32d3629b78f0, the same tiers, so
+# pools.json differs only in the fingerprint it records.
+DEMO_FINGERPRINT = "fp-32d3629b78f0"
 DEMO_SPLIT_ID = "a80b4058c420"
-DEMO_POOLS_SHA256 = "d9bce284d89d65138747e48e2cf0505291ae2925f4006aa5da7d341e196f8c37"
+DEMO_POOLS_SHA256 = "6067a8ea4f3478c62f1710741ab94fafcdef104b8a5976b2d16c052849ba5850"
 # the manifest's config snapshot lists every key: diag.shards (issue 15) added "shards": 1;
 # the traces the judge read joined input_digests (issue 21): "traces" (the split is unchanged);
 # evaluation.feedback_budget (issue 24) added "feedback_budget": 100; issue 35: the demo's
 # config declares evaluation.test_looks_max: 5, the manifest records test_exposure (no earlier
 # look) and the power figures say why the discordance is assumed (the split is unchanged)
-DEMO_MANIFEST_SHA256 = "e25fb8109460d7e84ea20fff6d35c711f9aafa1e3d6c1785388fb40c740d2b4e"
+DEMO_MANIFEST_SHA256 = "bfcad4467ad5ae91f7c94e4c34a857993991c6427b1e70a5f539e35bca1403d8"
 
 
 def test_demo_outputs_pinned(full: tuple[WorkspaceSummary, float], tmp_path: Path,
@@ -469,7 +473,8 @@ def test_demo_outputs_pinned(full: tuple[WorkspaceSummary, float], tmp_path: Pat
     summary, _ = full
     directory = tmp_path / "ws"
     shutil.copytree(summary.config_path.parent, directory)
-    from split_assets.data import benchmark, harness
+    from split_assets.sources import benchmark
+    from split_assets.sources import harness_db as harness
 
     parsers = {benchmark.read_benchmark_files.__code__: "benchmark",
                harness.canonical_predictions.__code__: "predictions"}

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from conftest import kv
 
-from split_assets.config import load_config
-from split_assets.inputs import Inputs
+from split_assets.settings import load_config
 from split_assets.split.optimum import exact_optimum, largest_deviation
+from split_assets.workspace.inputs import Inputs
 
 
 @pytest.mark.parametrize("name", ["longvideobench", "mvbench"])

@@ -5,18 +5,18 @@ from __future__ import annotations
 
 import pytest
 
-from split_assets.config import VideoSplitConfig
-from split_assets.data.harness import CanonicalPrediction
-from split_assets.data.signals import SignalRow
+from split_assets.app.messages import as_user_error
 from split_assets.diagnosis.plan import check_before_diagnosis, infra_rows
 from split_assets.errors import ConfigError, InfeasibleSplitError
-from split_assets.messages import worded
+from split_assets.settings import VideoSplitConfig
+from split_assets.sources.harness_db import CanonicalPrediction
 from split_assets.split.errors import (
     FloorGap,
     FloorsAboveOpen,
     NoTestPool,
     ValidationWrongShort,
 )
+from split_assets.store.signals import SignalRow
 
 
 def _pred(qid: str, video: str, correct: bool, task: str = "OCR Problems",
@@ -49,8 +49,8 @@ def test_n_trainval_must_leave_a_test_pool() -> None:
     with pytest.raises(NoTestPool) as err:
         check_before_diagnosis(_settings(n_trainval=6, val_ratio=0.3), 6, PREDS, [])
     assert (err.value.n_trainval, err.value.n_videos) == (6, 6)
-    assert isinstance(worded(err.value), ConfigError)
-    assert "n_trainval is 6 but the benchmark has 6 videos" in worded(err.value).line()
+    assert isinstance(as_user_error(err.value), ConfigError)
+    assert "n_trainval is 6 but the benchmark has 6 videos" in as_user_error(err.value).line()
 
 
 def test_val_wrong_min_above_what_any_draw_holds() -> None:
@@ -59,7 +59,7 @@ def test_val_wrong_min_above_what_any_draw_holds() -> None:
         check_before_diagnosis(_settings(val_wrong_min=6), 6, PREDS, [])
     assert (err.value.val_wrong_min, err.value.n_validation, err.value.most) == (6, 2, 5)
     assert ("val_wrong_min 6 cannot be met: 2 validation videos hold at most 5 baseline-wrong "
-            "questions" in worded(err.value).line())
+            "questions" in as_user_error(err.value).line())
 
 
 def test_floors_count_known_t2_and_open_diagnoses() -> None:
@@ -70,9 +70,9 @@ def test_floors_count_known_t2_and_open_diagnoses() -> None:
     with pytest.raises(FloorsAboveOpen) as err:
         check_before_diagnosis(_settings(floor_k={"OCR Problems": 6}), 6, PREDS, rows)
     assert err.value.gaps == (FloorGap("OCR Problems", 6, 5, known=1, open=4),)
-    assert isinstance(worded(err.value), InfeasibleSplitError)
+    assert isinstance(as_user_error(err.value), InfeasibleSplitError)
     assert ("OCR Problems: floor 6, at most 5 (1 T2 known, 4 not yet diagnosed)"
-            in worded(err.value).line())
+            in as_user_error(err.value).line())
 
 
 def test_infra_rows_are_t0_for_wrong_infra_answers_only() -> None:

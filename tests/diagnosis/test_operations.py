@@ -233,8 +233,8 @@ def test_two_concurrent_runs_share_the_work_and_pay_once(
 
 def test_no_wait_refuses_while_another_run_holds_leases(
         ops_template: Path, tmp_path: Path, env: dict[str, str]) -> None:
-    from split_assets.data.leases import LeaseOwner
-    from split_assets.data.signals import SignalStore
+    from split_assets.store.leases import LeaseOwner
+    from split_assets.store.signals import SignalStore
 
     config = workspace(ops_template, tmp_path)
     other = LeaseOwner("elsewhere:1:x", "another-host", 1)
@@ -288,14 +288,14 @@ def test_a_degraded_diagnosis_freezes_nothing_until_it_is_diagnosed(
 
 
 def _fingerprint(config: Path) -> str:
-    from split_assets.session import Session
+    from split_assets.app.session import Session
 
     return Session.open(config).partition.key
 
 
 def _wrong_ids(config: Path) -> list[str]:
+    from split_assets.app.session import Session
     from split_assets.diagnosis.plan import wrong_to_diagnose
-    from split_assets.session import Session
 
     return [p.question_id for p in wrong_to_diagnose(Session.open(config).inputs.predictions)]
 
@@ -323,7 +323,7 @@ def test_two_concurrent_passes_retry_a_degraded_question_once(
 
     from helpers.openai_workspace import diagnose_plan
 
-    from split_assets.session import Session
+    from split_assets.app.session import Session
 
     config = workspace(ops_template, tmp_path)
     bad: list[str] = []  # the first question asked: every answer to it is invalid

@@ -1,5 +1,5 @@
-"""The dry run's plan is what the run then does: the same rule of "done" (``data/db.DONE``)
-decides both, over fresh, changed and damaged signal stores."""
+"""The dry run's plan is what the run then does: the same rule of "done"
+(``store/conventions.DONE``) decides both, over fresh, changed and damaged signal stores."""
 
 from __future__ import annotations
 
@@ -80,14 +80,14 @@ def test_plan_equals_run(small_workspace: Path, run_cli: Cli) -> None:
 
 
 def _baseline(config: Path) -> str:
-    from split_assets.session import Session
+    from split_assets.app.session import Session
 
     return Session.open(config).partition.run_id
 
 
 def test_each_shard_takes_its_own_stripe_first_and_the_rest_after(small_workspace: Path) -> None:
+    from split_assets.app.session import Session
     from split_assets.diagnosis.plan import plan_diagnosis
-    from split_assets.session import Session
 
     plan = plan_diagnosis(Session.open(small_workspace).inputs.predictions, set(), frozenset())
     ids = plan.todo_ids

@@ -9,13 +9,13 @@ from typing import Any
 
 import pytest
 
+from split_assets.app.session import Session
 from split_assets.diagnosis.plan import plan_for
 from split_assets.diagnosis.report import stop_unless_settled
 from split_assets.diagnosis.runner import diagnose
 from split_assets.errors import ConfigError, RunFailure
 from split_assets.judge import JudgeCase, JudgeOutcome
 from split_assets.judge.schema import Diagnosis
-from split_assets.session import Session
 
 T2 = Diagnosis(tier="T2", error_type="perception", cause_category="missed_evidence",
                rationale="scripted", confidence=0.9)

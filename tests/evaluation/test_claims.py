@@ -15,8 +15,8 @@ from helpers.evaluated import N_VIDEOS
 from helpers.official_layout import answers, write_predictions
 from statsmodels.stats.multitest import multipletests
 
-from split_assets.data.ledger import Look
 from split_assets.evaluation.claims import NO_BUDGET_NOTE, claim, family
+from split_assets.store.ledger import Look
 
 ERROR_LINE = re.compile(r"^error: .+ \(.+\): .+$")
 

@@ -18,7 +18,7 @@ N_VIDEOS = 900
 def _evaluated_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """An imported workspace (baseline, one reference run), two plain re-runs of the baseline
     agent (rerun1, rerun2), a copy of the baseline (same), and validation asked to hold more
-    wrong answers than its fair share: the situation regression to the mean feeds on. Built
+    wrong answers than its fair share: the situation regression to the mean feeds on. BuiltBenchmark
     once (it costs a full run on 2,700 questions); each test gets a copy."""
     import contextlib
     import io

@@ -1,6 +1,6 @@
 """Made-up questions of seven benchmarks in the exact formats lmms-eval and VLMEvalKit write
 (never a benchmark's data), with each line's metric computed by the harness's own scoring,
-transcribed here as the harness has it (an oracle independent of split_assets/data/letters.py).
+transcribed here as the harness has it (an oracle independent of split_assets/sources/letters.py).
 
 lmms-eval, EvolvingLMMs-Lab/lmms-eval @ 75571cfe0fa36ca5ec2e6aa2bb268f9d38295af3:
   * the line: lmms_eval/evaluator.py (~L1277: doc_id, doc, target, arguments, resps,

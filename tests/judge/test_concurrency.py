@@ -11,9 +11,9 @@ import time
 import pytest
 from helpers.slots import SlotModel
 
-from split_assets.config import OpenAIJudgeConfig
 from split_assets.judge.budget import TimeBudget
 from split_assets.judge.concurrency import START, AdaptiveLimit, Ticket
+from split_assets.settings import OpenAIJudgeConfig
 
 PROMPT = "p" * 4000  # 1,000 tokens, the same in every request: a slot's first is cold
 

@@ -14,11 +14,11 @@ from conftest import edit_config
 from helpers.llm_server import FakeLLM
 from helpers.slots import SlotModel
 
+from split_assets.app.session import Session
 from split_assets.diagnosis.plan import plan_diagnosis, wrong_to_diagnose
 from split_assets.diagnosis.report import DiagnosisReport
 from split_assets.diagnosis.runner import diagnose
 from split_assets.errors import RunFailure
-from split_assets.session import Session
 
 QUESTIONS = 40
 # one slot; 0.25 s a request plus its prompt tokens the slot has not cached (a cold prompt

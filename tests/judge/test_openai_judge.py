@@ -11,9 +11,9 @@ from conftest import edit_config, kv
 from helpers.llm_server import INVALID_JSON_CONTENT, Action, FakeLLM
 from helpers.openai_workspace import run_diagnosis, statuses
 
-from split_assets.data.signals import SignalStore
+from split_assets.app.session import Session
 from split_assets.errors import RunFailure, UserError
-from split_assets.session import Session
+from split_assets.store.signals import SignalStore
 
 
 def test_every_wrong_answer_diagnosed_once_then_cached(openai_config: Path,
@@ -259,7 +259,7 @@ def test_tls_context_is_built_once_and_verifies_certificates() -> None:
     the client's own secure default (certificates and host names verified)."""
     import ssl
 
-    from split_assets.judge.governed import tls_context
+    from split_assets.judge.chat_client import tls_context
 
     context = tls_context().result(timeout=30)
     assert context.verify_mode == ssl.CERT_REQUIRED and context.check_hostname

@@ -13,6 +13,7 @@ from conftest import edit_config, kv
 from helpers.llm_server import FakeLLM
 from helpers.openai_workspace import run_diagnosis
 
+from split_assets.app.session import Session
 from split_assets.diagnosis.cases import CaseSource
 from split_assets.diagnosis.plan import wrong_to_diagnose
 from split_assets.judge.prompts import load_templates
@@ -23,7 +24,6 @@ from split_assets.judge.render import (
     templates_for,
     used_values,
 )
-from split_assets.session import Session
 
 PLACEHOLDER = re.compile(r"\{\{\s*[a-z_]+\s*\}\}")
 

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from conftest import edit_config
 
+from split_assets.app.session import Session
 from split_assets.diagnosis.cases import CaseSource
 from split_assets.diagnosis.plan import wrong_to_diagnose
 from split_assets.judge.render import case_values
-from split_assets.session import Session
 
 
 def _renamed(case, tool: str):  # noqa: ANN001, ANN202 - JudgeCase

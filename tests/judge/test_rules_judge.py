@@ -8,16 +8,17 @@ from pathlib import Path
 
 import pytest
 
-from split_assets.config import RulesJudgeConfig
-from split_assets.data.benchmark import Question
-from split_assets.data.harness import CanonicalPrediction, TraceStep
-from split_assets.data.store import Skill, TreeNode, VideoTree
+from split_assets.app.session import Session
 from split_assets.diagnosis.cases import CaseSource
 from split_assets.diagnosis.plan import wrong_to_diagnose
 from split_assets.errors import InputError
 from split_assets.judge import JudgeCase
 from split_assets.judge.rules import RulesJudge
-from split_assets.session import Session
+from split_assets.settings import RulesJudgeConfig
+from split_assets.sources.benchmark import Question
+from split_assets.sources.harness_db import CanonicalPrediction
+from split_assets.sources.trace_steps import TraceStep
+from split_assets.sources.video_store import Skill, TreeNode, VideoTree
 
 TREE = VideoTree("v1", 100.0, {
     "n0": TreeNode("n0", 0, 100, "whole video", 0),

@@ -13,7 +13,7 @@ import openai
 import orjson
 import pytest
 
-from split_assets.judge.governed import client_redactor
+from split_assets.judge.chat_transport import client_redactor
 from split_assets.lib.redact import (
     MARKER,
     Redactor,

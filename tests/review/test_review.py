@@ -129,8 +129,8 @@ def _check(result) -> tuple[bool, str, dict]:  # noqa: ANN001
 def _materialize(config: Path):  # noqa: ANN202
     from dagster import DagsterInstance
 
+    from split_assets.app.session import Session
     from split_assets.definitions import SPLIT_JOB, make_definitions
-    from split_assets.session import Session
     from split_assets.shell.instance import register_partition
 
     key = Session.open(config).partition.key
@@ -142,7 +142,7 @@ def _materialize(config: Path):  # noqa: ANN202
 
 def test_judge_agreement_passes_and_fails_on_min_kappa(small_workspace: Path, tmp_path: Path,
                                                        run_cli) -> None:  # noqa: ANN001
-    from split_assets.session import Session
+    from split_assets.app.session import Session
 
     before = Session.open(small_workspace).partition.key
     result = _materialize(small_workspace)

@@ -10,8 +10,8 @@ from helpers.split import make_problem
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from split_assets.app.messages import as_user_error
 from split_assets.lib.canonical import sha256_hex
-from split_assets.messages import worded
 from split_assets.split import errors as e
 from split_assets.split.freeze import build_pools
 from split_assets.split.invariants import INVARIANTS, verify
@@ -61,7 +61,7 @@ def test_split_meets_invariants_or_fails_with_figures(questions: list[SplitQuest
         first = solve(problem)
     except (e.FloorsAboveBenchmark, e.FloorsNeedVideos, e.FloorsNotTogether,
             e.EpsilonUnderFloors, e.EpsilonMissed) as err:
-        line = worded(err)
+        line = as_user_error(err)
         assert line.where in ("video_split.floor_k", "video_split.epsilon")
         assert any(ch.isdigit() for ch in line.what)  # names figures
         return
@@ -119,7 +119,7 @@ def test_floor_above_available_names_type_and_figures() -> None:
     with pytest.raises(e.FloorsAboveBenchmark) as err:
         select_trainval(problem)
     assert err.value.gaps == (e.FloorGap("Counting Problem", 9, 6),)
-    line = worded(err.value)
+    line = as_user_error(err.value)
     assert "Counting Problem needs 9 non-degraded T2, only 6 in the benchmark" in line.line()
     assert line.exit_code == 2
 
@@ -131,8 +131,8 @@ def test_floor_needing_more_videos_than_n_trainval() -> None:
     with pytest.raises(e.FloorsNeedVideos) as err:
         select_trainval(problem)
     assert (err.value.n_trainval, err.value.gaps) == (2, (e.FloorGap("Counting Problem", 4, 4),))
-    assert "needs at least 4 videos" in worded(err.value).line()
-    assert "raise n_trainval" in worded(err.value).line()
+    assert "needs at least 4 videos" in as_user_error(err.value).line()
+    assert "raise n_trainval" in as_user_error(err.value).line()
 
 
 def test_epsilon_infeasible_reports_best_reached() -> None:
@@ -145,7 +145,7 @@ def test_epsilon_infeasible_reports_best_reached() -> None:
         select_trainval(problem)
     assert [(b.label, round(b.best, 4), b.alone) for b in err.value.reach] == [
         ("task_type=A", 0.3333, False), ("task_type=B", 0.3333, False)]
-    line = worded(err.value).line()
+    line = as_user_error(err.value).line()
     assert line.startswith("epsilon cannot be met")
     # test holds one video: an A video gives A 1 vs 2/3 globally, B gives 0: best |dev| 1/3
     assert "task_type=A needs |dev| <= 0.01, best reachable 0.3333" in line
@@ -165,7 +165,7 @@ def test_epsilon_reachable_alone_not_together_says_so() -> None:
     with pytest.raises(e.EpsilonUnderFloors) as err:
         select_trainval(problem)
     assert any(b.alone for b in err.value.reach) or err.value.alone_ok
-    line = worded(err.value).line()
+    line = as_user_error(err.value).line()
     assert "reachable alone" in line and "not together" in line, line
 
 
@@ -183,7 +183,7 @@ def test_epsilon_accuracy_bounds_the_test_pool_accuracy() -> None:
     with pytest.raises(e.EpsilonUnderFloors) as err:
         select_trainval(tight)
     assert ("baseline accuracy needs |dev| <= 0.05, best reachable 0.1000"
-            in worded(err.value).line())
+            in as_user_error(err.value).line())
 
 
 def test_degraded_t2_never_counts_toward_floors() -> None:

@@ -1,0 +1,215 @@
+"""The config file's sections (``video_split``, ``diag``, ``evaluation``, ``paths``) as
+pydantic models, each validated on its own keys; the judge's own sections are in
+``judge_sections.py``. Validation is strict: no string, bool or float where an integer is meant
+(a float key still takes an integer)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import (
+    Field,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
+
+from split_assets.settings.judge_sections import (
+    START_CONCURRENCY,
+    OpenAIJudgeConfig,
+    RulesJudgeConfig,
+)
+from split_assets.settings.judge_sections import (
+    Section as _Section,
+)
+from split_assets.sources.benchmark import Levels
+from split_assets.sources.letters import LetterRule
+
+
+def validation_size(val_ratio: float, n_trainval: int) -> int:
+    """Validation videos out of ``n_trainval``: floor(val_ratio * n_trainval + 0.5) (SPEC §6.2)."""
+    return int(val_ratio * n_trainval + 0.5)
+
+
+class VideoSplitConfig(_Section):
+    """The ``video_split`` section: what the split must satisfy."""
+
+    baseline_run_id: str = Field(min_length=1)
+    n_trainval: int = Field(ge=1)
+    epsilon: float = Field(gt=0, le=1)
+    report_floor: int = Field(ge=0)
+    val_wrong_min: int = Field(ge=0)
+    val_ratio: float = Field(ge=0, le=1)
+    seed: int
+    floor_k: dict[str, int]
+    # the question field the difficulty levels come from (None: the benchmark has none, and
+    # only task types and accuracy are balanced); a numeric field is cut at difficulty_edges
+    difficulty_field: str | None = "duration"
+    difficulty_edges: list[float] | None = None
+    difficulty_levels: list[str] | None = None  # names of the len(edges) + 1 levels
+    # how a reply's option letter is read: the benchmark's own scorer (sources/letters.py)
+    letter_rule: LetterRule = "videomme"
+    missing_predictions: Literal["error", "infra"] = "error"
+    infra_stop_reasons: list[str] = Field(default_factory=lambda: ["error", "parse_error"])
+    # auto: per-video swap search up to 5,000 videos, classes of interchangeable videos above
+    selector: Literal["auto", "swap_search", "class_lp"] = "auto"
+    balance: list[str] = Field(default_factory=list)  # extra question fields kept representative
+    epsilon_accuracy: float | None = Field(default=None, gt=0, le=1)
+
+    def model_post_init(self, __context: Any) -> None:
+        for task_type, floor in self.floor_k.items():
+            if floor < 0:
+                raise ValueError(f"floor_k[{task_type!r}] must be >= 0, got {floor}")
+        check_difficulty_levels(self.difficulty_field, self.difficulty_edges,
+                                self.difficulty_levels)
+
+    @model_validator(mode="after")
+    def _train_pool_not_empty(self) -> VideoSplitConfig:
+        n_val = validation_size(self.val_ratio, self.n_trainval)
+        if n_val >= self.n_trainval:
+            raise ValueError(
+                f"val_ratio {self.val_ratio} leaves no training videos: floor(val_ratio * "
+                f"n_trainval + 0.5) = {n_val} of the {self.n_trainval} trainval videos would be "
+                "validation; lower val_ratio (e.g. 0.3) or raise n_trainval")
+        return self
+
+    @field_validator("balance")
+    @classmethod
+    def _extra_fields_only(cls, balance: list[str], info: ValidationInfo) -> list[str]:
+        own = {"task_type", "difficulty", "question_id", "video_id", "answer", "question",
+               "options", info.data.get("difficulty_field", "duration")}
+        for name in balance:
+            if name in own:
+                raise ValueError(f"{name!r} is balanced already or cannot be balanced; list "
+                                 "extra question fields only (e.g. domain)")
+        if len(set(balance)) != len(balance):
+            raise ValueError("a field is listed twice")
+        return balance
+
+    @property
+    def levels(self) -> Levels:
+        """How the benchmark's questions get their difficulty level."""
+        return Levels.of(self.difficulty_field, self.difficulty_edges, self.difficulty_levels)
+
+    def identity(self) -> dict[str, Any]:
+        """The section as ``split_id`` hashes it: keys added after the first release are left
+        out while they hold their defaults, so an older config keeps its split_id (and its
+        selection, which those defaults do not change)."""
+        data = self.model_dump(mode="json")
+        for key, default in _LATER_KEYS.items():
+            if data[key] == default:
+                del data[key]
+        return data
+
+
+_LATER_KEYS: dict[str, Any] = {"selector": "auto", "balance": [], "epsilon_accuracy": None,
+                               "difficulty_edges": None, "difficulty_levels": None,
+                               "letter_rule": "videomme"}
+# added with issue 26: left out of the manifest's config snapshot while they hold their defaults
+QUIET_KEYS = ("difficulty_edges", "difficulty_levels", "letter_rule")
+
+
+def check_difficulty_levels(name: str | None, edges: list[float] | None,
+                            levels: list[str] | None) -> None:
+    """Edges strictly increasing, one name per level, no edges without a field."""
+    if edges is None:
+        if levels is not None:
+            raise ValueError("difficulty_levels needs difficulty_edges (the levels of a "
+                             "numeric difficulty field)")
+        return
+    if name is None:
+        raise ValueError("difficulty_edges needs a difficulty_field to cut")
+    if not edges or any(b <= a for a, b in zip(edges, edges[1:], strict=False)):
+        raise ValueError(f"difficulty_edges {edges} must be a non-empty, strictly increasing "
+                         "list of numbers")
+    if levels is not None and (len(levels) != len(edges) + 1 or len(set(levels)) != len(levels)):
+        raise ValueError(f"difficulty_levels must name {len(edges) + 1} distinct levels (one "
+                         f"more than the {len(edges)} edges), got {levels}")
+
+
+
+
+class DiagConfig(_Section):
+    """The ``diag`` section: which judge diagnoses the wrong answers, and how."""
+
+    prompt_version: str = Field(min_length=1)
+    model: str = Field(min_length=1)
+    judge: Literal["rules", "openai"]
+    context: Literal["full", "answer_only"]
+    # the most judge calls in flight per diagnosis step: the openai judge learns how many the
+    # endpoint serves at once (diag.openai.adaptive), starting here when it is given
+    concurrency: int = Field(default=64, ge=1)
+    # diagnosis steps of a run (parallel under the multiprocess, celery or k8s executor); not
+    # fingerprinted: leases keep the steps from paying twice for a question
+    shards: int = Field(default=1, ge=1, le=64)
+    skills_version: str = "v1"
+    prompts_dir: str | None = None
+    rules: RulesJudgeConfig = Field(default_factory=RulesJudgeConfig)
+    openai: OpenAIJudgeConfig = Field(default_factory=OpenAIJudgeConfig)
+    # answer_only rules judge: a wrong answer also wrong in >= min_agree of these runs is T2
+    reference_runs: list[str] = Field(default_factory=list)
+    min_agree: int | None = Field(default=None, ge=1)  # None: all the reference runs
+    # not fingerprinted: what the judge is compared with, and how good it must be
+    compare_with: str | None = Field(default=None, pattern=r"^fp-[0-9a-f]{12}$")
+    min_kappa: float | None = Field(default=None, ge=-1.0, le=1.0)
+
+    def model_post_init(self, __context: Any) -> None:
+        if len(set(self.reference_runs)) != len(self.reference_runs):
+            raise ValueError("reference_runs lists a run twice")
+        if self.min_agree is not None and self.min_agree > len(self.reference_runs):
+            raise ValueError(f"min_agree is {self.min_agree} but reference_runs lists "
+                             f"{len(self.reference_runs)} run(s)")
+
+    @property
+    def start_concurrency(self) -> int:
+        """Where the openai judge starts: diag.concurrency when given, else START_CONCURRENCY."""
+        given = "concurrency" in self.model_fields_set
+        return self.concurrency if given else min(START_CONCURRENCY, self.concurrency)
+
+    @property
+    def agree_needed(self) -> int:
+        """Reference runs that must also be wrong for a T2 (answer_only rules judge)."""
+        return self.min_agree if self.min_agree is not None else len(self.reference_runs)
+
+
+class EvaluationConfig(_Section):
+    """The ``evaluation`` section: candidate runs compared with the baseline on the frozen
+    pools (the candidate_evaluation asset, ``split-assets compare``)."""
+
+    candidates: list[str] = Field(default_factory=list)
+    control_run: str | None = None  # a fresh re-run of the baseline agent
+    # expected share of discordant pairs for the power figures (None: measured between the
+    # baseline and the reference runs, else 0.15)
+    discordance: float | None = Field(default=None, gt=0, le=1)
+    # split-assets feedback: its significant flag tests at alpha / feedback_budget, valid for
+    # up to that many submissions however they were chosen
+    feedback_budget: int = Field(default=100, ge=1)
+    # split-assets compare --pool test: each distinct candidate's answers on test is a look,
+    # tested at alpha / test_looks_max; a look beyond it is refused unless --spend-test-look
+    # (None: no budget; the report gives Holm-adjusted p-values over the looks so far)
+    test_looks_max: int | None = Field(default=None, ge=1)
+
+
+class PathsConfig(_Section):
+    """The ``paths`` section, relative to the config file's folder."""
+
+    questions_dir: str = "questions"
+    harness_db: str = "harness.db"
+    store_dir: str = "store"
+    signals_db: str = "signals.db"
+    out_dir: str = "splits"
+
+
+class SplitConfig(_Section):
+    """The whole config file."""
+
+    video_split: VideoSplitConfig
+    diag: DiagConfig
+    paths: PathsConfig = Field(default_factory=PathsConfig)
+    evaluation: EvaluationConfig = Field(default_factory=EvaluationConfig)
+
+    def model_post_init(self, __context: Any) -> None:
+        baseline = self.video_split.baseline_run_id
+        if baseline in self.diag.reference_runs:
+            raise ValueError(f"diag.reference_runs lists the baseline run {baseline!r}; list "
+                             "other runs of the same benchmark")
