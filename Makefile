@@ -10,7 +10,7 @@ UI_PORT ?= 3000
 # browser, so two fill a 2-core machine
 TEST_WORKERS ?= 2
 
-.PHONY: demo test test-harness ui lint update_snapshot clean
+.PHONY: demo test test-fast test-harness ui lint update_snapshot clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -42,9 +42,14 @@ DG := VIRTUAL_ENV=$(CURDIR)/$(VENV) $(BIN)/dg
 
 test: $(DEV_STAMP) $(DAGSTER_HOME)/dagster.yaml
 	@tools/test_packages.sh
-	$(BIN)/ruff check split_assets tests bench
+	$(BIN)/ruff check split_assets tests bench testkit
 	env -u SPLIT_ASSETS_CONFIG SPLIT_ASSETS_WORKSPACES=tests/fixtures/workspaces $(DG) check defs
 	TMPDIR=$${TMPDIR:-$(TEST_TMPDIR)} SPLIT_ASSETS_TEST_PACKAGES=required $(BIN)/python -m pytest -q -n $(TEST_WORKERS)
+
+# the inner loop: the tests that start no process, server or Dagster run (tests/conftest.py
+# says which); make test runs them all, with ruff and dg check
+test-fast: $(DEV_STAMP) $(DAGSTER_HOME)/dagster.yaml
+	TMPDIR=$${TMPDIR:-$(TEST_TMPDIR)} SPLIT_ASSETS_FAST=1 $(BIN)/python -m pytest -q -n $(TEST_WORKERS)
 
 # lmms-eval's own task code loads the pool tasks of `split-assets export lmms-eval` in a venv of
 # its own (.venv-harness): torch 2.13.0's CPU build (a plain `torch` would be a CUDA build of
@@ -76,7 +81,7 @@ ui: $(STAMP) $(DAGSTER_HOME)/dagster.yaml
 	$(DG) dev -h 127.0.0.1 -p $(UI_PORT)
 
 update_snapshot: $(DEV_STAMP)
-	UPDATE_SNAPSHOT=1 $(BIN)/python -m pytest -q tests/shell/test_definitions.py
+	UPDATE_SNAPSHOT=1 $(BIN)/python -m pytest -q tests/orchestration/test_definitions.py
 
 lint: $(DEV_STAMP)
 	$(BIN)/ruff check split_assets tests bench

@@ -42,10 +42,10 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from split_assets.evaluation.reuse import Ladder, one_sided_p, video_codes
 
-from split_assets.evaluation.reuse import Ladder, one_sided_p, video_codes  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
+
 
 ALPHA, FEEDBACK_BUDGET, TEST_LOOKS_MAX = 0.05, 100, 10
 

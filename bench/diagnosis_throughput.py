@@ -31,7 +31,7 @@ def main() -> None:
     from split_assets.diagnosis.runner import diagnose
     from split_assets.store.signals import SignalStore
 
-    script = ROOT / "tests" / "helpers" / "llm_server.py"
+    script = ROOT / "testkit" / "llm_server.py"
     server = subprocess.Popen([sys.executable, str(script), "--port", "0", "--latency",
                                str(LATENCY_S)], stdout=subprocess.PIPE, text=True)
     try:
@@ -94,7 +94,7 @@ def main() -> None:
 def plain_client_reference(ws, wrong) -> dict[str, float]:  # noqa: ANN001
     """The bare ``AsyncOpenAI`` sending the same rendered prompts at the same concurrency: what
     the machine and the server allow, measured in the same run as the judge."""
-    from plain_client import plain_wall_s, rendered_prompts
+    from bench.plain_client import plain_wall_s, rendered_prompts
 
     prompts = rendered_prompts(ws, wrong)
     cpu0 = time.process_time()

@@ -1,7 +1,7 @@
 """The openai judge at its defaults against the servers people run, side by side with the
 best a client can do on each.
 
-Each server is the test server in its own process (tests/helpers/llm_server.py --slots):
+Each server is the test server in its own process (testkit/llm_server.py --slots):
 - llama.cpp / vLLM-like, 1, 4 and 16 slots: a request costs 50 ms plus 20 us per prompt token
   its slot has not cached (a cold 5,800-token prompt: +116 ms; a warm one: its own ~600
   tokens), the rest queued;
@@ -45,7 +45,7 @@ HOSTED_BOUND = 32 / 0.25
 
 @contextmanager
 def server(slots: int, args: list[str]) -> Any:
-    script = ROOT / "tests" / "helpers" / "llm_server.py"
+    script = ROOT / "testkit" / "llm_server.py"
     proc = subprocess.Popen([sys.executable, str(script), "--port", "0", "--slots", str(slots),
                              *args], stdout=subprocess.PIPE, text=True)
     try:
@@ -81,8 +81,7 @@ def judge_rate(config: Path, n: int, signals: Path) -> tuple[float, int, int, li
 
 def reference_rate(config: Path, n: int, in_flight: int) -> float:
     """The plain client with exactly ``in_flight`` requests in flight, the same prompts."""
-    from plain_client import plain_wall_s, rendered_prompts
-
+    from bench.plain_client import plain_wall_s, rendered_prompts
     from split_assets.app.session import Session
     from split_assets.diagnosis.plan import wrong_to_diagnose
 

@@ -38,7 +38,7 @@ def main() -> None:
 
         config = build_workspace(Path(tmp) / "ws").config_path
         assert cli(["run", "--config", str(config)]) == 0
-        rows = [r for r in Session.open(config).signal_rows() if not r.infra and not r.degraded]
+        rows = [r for r in Session.open(config).partition.rows() if not r.infra and not r.degraded]
     flip = {"T1": "T2", "T2": "T1"}
     results: dict[str, dict[str, float]] = {}
     for target in TARGETS:

@@ -4,7 +4,7 @@ generated benchmark of 20,000 wrong answers into one PostgreSQL signal store.
 - The workspace: the sample generator at 18,750 videos (56,250 questions, ~20,000 wrong
   non-INFRA answers), its traces as generated.
 - The judge: openai, concurrency 16 per worker, against the local test server
-  (tests/helpers/llm_server.py) answering each call after 500 ms: the bound is
+  (testkit/llm_server.py) answering each call after 500 ms: the bound is
   4 x 16 / 0.5 s = 128 calls/s.
 - The store: a real PostgreSQL server started from Debian's binaries for this bench.
 - Midway, one worker is SIGKILLed and started again (against a second server of the same
@@ -34,7 +34,6 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
 
 N_VIDEOS = int(os.environ.get("BENCH_SCALE_VIDEOS", "18750"))  # fewer: a quick trial
 WORKERS, CONCURRENCY, LATENCY_S = 4, 16, 0.5
@@ -59,7 +58,7 @@ class Server:
     """The local OpenAI-compatible test server in its own process."""
 
     def __init__(self) -> None:
-        script = ROOT / "tests" / "helpers" / "llm_server.py"
+        script = ROOT / "testkit" / "llm_server.py"
         self.proc = subprocess.Popen([sys.executable, str(script), "--port", "0", "--latency",
                                       str(LATENCY_S)], stdout=subprocess.PIPE, text=True)
         ready = self.proc.stdout.readline().split()
@@ -76,7 +75,7 @@ class Server:
 
 def dagster_home(folder: Path) -> Path:
     """A Dagster instance of its own (telemetry off), as each machine would have."""
-    from split_assets.shell.instance import DAGSTER_YAML
+    from split_assets.orchestration.instance import DAGSTER_YAML
 
     folder.mkdir()
     (folder / "dagster.yaml").write_text(DAGSTER_YAML, encoding="utf-8")
@@ -98,11 +97,10 @@ def peak_rss_mb(log_file: Path) -> float:
 
 
 def make_workspace(tmp: Path, url: str) -> tuple[Path, int]:
-    from conftest import edit_config
-
     from split_assets.app.session import Session
     from split_assets.demo import build_workspace
     from split_assets.diagnosis.plan import plan_for
+    from testkit.configs import edit_config
 
     summary = build_workspace(tmp / "ws", n_videos=N_VIDEOS, seed=5)
     config = edit_config(summary.config_path, paths={"signals_db": url}, diag={
@@ -172,11 +170,10 @@ def repair_calls(url: str) -> int:
 def single_sqlite_worker(config: Path, url: str, tmp: Path) -> bool:
     """Freeze the split again, from a SQLite copy of the same diagnoses, in one worker: the
     same pools.json, and manifests differing only in paths.signals_db?"""
-    from conftest import edit_config
-
     from split_assets.store.opening import open_store
     from split_assets.store.signals import SignalStore
     from split_assets.store.store_copy import copy_store
+    from testkit.configs import edit_config
 
     splits = config.parent / "splits"
     frozen = {p.name: p.read_bytes() for p in splits.glob("*/*/*.json")}
@@ -225,9 +222,8 @@ def loading(url: str, sqlite_db: Path, run_id: str, fingerprint: str) -> dict[st
 
 
 def main() -> None:
-    from helpers.postgres import postgres_server
-
     from split_assets.app.session import Session
+    from testkit.postgres import postgres_server
 
     with tempfile.TemporaryDirectory() as name, postgres_server() as pg:
         tmp = Path(name)

@@ -1,6 +1,6 @@
 """Workspaces sharing one Dagster instance and one judge, many times over (issue 21; the test
-``tests/shell/test_shared_instance.py`` runs one round in ``make test``). Each round, on one
-``DAGSTER_HOME``: workspace A (the demo, seed 7) and B (seed 8) run at the same moment on fresh
+``tests/orchestration/test_shared_instance.py`` runs one round in ``make test``). Each round, on
+one ``DAGSTER_HOME``: workspace A (the demo, seed 7) and B (seed 8) run at the same moment on fresh
 copies, then ``--same`` runs of A's now fully diagnosed copy at the same moment. Each frozen
 ``pools.json`` must be byte-identical to that workspace's solo run and carry its own seed;
 every run must exit 0 with no traceback. Before the fix, 3 of 6 such pairs froze A's selection
@@ -20,10 +20,10 @@ from pathlib import Path
 
 import yaml
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
+from testkit.runs import start_run as _start
 
-from helpers.runs import start_run as _start  # noqa: E402 - after the path it lives on
+ROOT = Path(__file__).resolve().parent.parent
+
 
 
 def _finish(procs: dict[str, subprocess.Popen[str]]) -> dict[str, dict[str, str] | str]:
@@ -50,7 +50,7 @@ def _with_seed(template: Path, folder: Path, seed: int) -> Path:
 def _home(folder: Path) -> Path:
     """A Dagster instance, created before any run starts (as the test's template is: two
     processes creating a new instance's SQLite storage at once can leave it unloadable)."""
-    from split_assets.shell.instance import DAGSTER_YAML
+    from split_assets.orchestration.instance import DAGSTER_YAML
 
     folder.mkdir()
     (folder / "dagster.yaml").write_text(DAGSTER_YAML, encoding="utf-8")

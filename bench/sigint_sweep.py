@@ -17,14 +17,12 @@ from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
 
 
 def main() -> int:
-    from helpers.sigint import spread, sweep
-
     from split_assets.demo import build_workspace
-    from split_assets.shell.instance import DAGSTER_YAML
+    from split_assets.orchestration.instance import DAGSTER_YAML
+    from testkit.sigint import spread, sweep
 
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--timings", type=int, default=30)

@@ -1,7 +1,8 @@
 """The code location (what ``dg dev``, ``workspace.yaml`` and ``dagster dev -m
 split_assets.definitions`` load): the definitions autoloaded from ``split_assets/defs/`` (one
 ``SplitWorkspace`` per declared workspace), with the executor and loggers set once for the
-whole location (``shell/location.py``, where ``make_definitions`` builds one workspace alone)."""
+whole location (``orchestration/location.py``, where ``make_definitions`` builds one workspace
+alone)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from pathlib import Path
 
 import dagster as dg
 
-from split_assets.shell.location import SPLIT_JOB, location_settings, make_definitions
+from split_assets.orchestration.location import SPLIT_JOB, location_settings, make_definitions
 
 __all__ = ["SPLIT_JOB", "defs", "make_definitions"]
 

@@ -9,18 +9,31 @@ import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
-import yaml
 
 from split_assets.demo import build_workspace
-from split_assets.shell.instance import DAGSTER_YAML
+from split_assets.orchestration.instance import DAGSTER_YAML
+from testkit.configs import edit_config
 
 # the openai judge's server and workspace; the session's PostgreSQL server
+__all__ = ["edit_config", "kv"]  # what the tests import from here
+
 pytest_plugins = ("helpers.openai_workspace", "helpers.postgres", "helpers.evaluated")
 
 SMALL_VIDEOS = 60
+
+# `make test-fast` (SPLIT_ASSETS_FAST=1): the inner loop's tests, those that start no process,
+# server, database or browser and run no Dagster job (`make test` runs every test). A test is
+# left out for what it uses (a fixture below, the PostgreSQL side of ``signals_location``) or
+# where it lives (folders and files whose tests all do), or by ``@pytest.mark.slow``.
+SLOW_FIXTURES = frozenset({"run_cli", "server", "openai_config", "pg", "pg_url", "evaluated",
+                           "battery", "full"})
+SLOW_PLACES = ("cli/", "orchestration/", "demo/", "harness/", "test_ui_browser.py",
+               "diagnosis/test_operations.py", "judge/test_local_servers.py",
+               "judge/test_probe.py", "judge/test_concurrency.py", "judge/test_secrets.py",
+               "helpers/test_llm_server.py", "split/test_freeze_crash.py",
+               "review/test_review.py")
 
 # tests/harness/ runs lmms-eval's own task code from a virtual environment of its own: only
 # under `make test-harness`, which builds it and names its interpreter
@@ -34,13 +47,26 @@ if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
-def edit_config(path: Path, **sections: dict[str, Any]) -> Path:
-    """Update keys of a config file in place (``video_split={...}, diag={...}``)."""
-    data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    for section, values in sections.items():
-        data.setdefault(section, {}).update(values)
-    path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
-    return path
+def _slow(item: pytest.Item) -> bool:
+    where = Path(str(item.path)).relative_to(Path(__file__).parent).as_posix()
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    return bool(item.get_closest_marker("slow") or where.startswith(SLOW_PLACES)
+                or SLOW_FIXTURES & set(getattr(item, "fixturenames", ()))
+                or params.get("signals_location") == "postgresql")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "slow: left out of make test-fast (starts a process, "
+                                       "a server or a Dagster run)")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if os.environ.get("SPLIT_ASSETS_FAST") != "1":
+        return
+    slow = [item for item in items if _slow(item)]
+    if slow:
+        config.hook.pytest_deselected(items=slow)
+        items[:] = [item for item in items if not _slow(item)]
 
 
 @pytest.fixture(scope="session")

@@ -1,13 +1,14 @@
-"""The package's shape, as the README's "Development" section describes it: small modules,
-classes and functions; no import cycle; the core (``split/``, ``evaluation/``, ``diagnosis/``,
-``judge/``, ``data/``) never reaches up into the shell (``shell/``, ``defs/``, ``cli``, the
-``Session``, the declared workspaces); Dagster only in ``shell/``, the autoloaded ``defs/``,
-``components.py`` and the ``definitions`` entry point that assembles them."""
+"""The package's shape, as the README's "Development" section describes it: folders in layers
+that only import from below (``LAYERS``), no import cycle, no private name imported across
+modules, small modules, classes and functions; the core never reaches up into the shell
+(``orchestration/``, ``defs/``, ``cli/``, ``app/``, the code location); Dagster only in
+``orchestration/``, the autoloaded ``defs/`` and the ``definitions`` entry point."""
 
 from __future__ import annotations
 
 import ast
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -32,13 +33,13 @@ LAYERS: tuple[frozenset[str], ...] = tuple(map(frozenset, (
     ("diagnosis",),  # the judge over the baseline's wrong answers
     ("review",),  # human labels of the judge's verdicts
     ("app",),  # what the CLI and Dagster both build: session, messages, declared workspaces
-    ("shell",),  # Dagster: assets, checks, sensors, resources, runs
+    ("orchestration",),  # Dagster: assets, checks, sensors, resources, runs
     ("cli", "defs", "components", "api"),  # the entry points
     ("definitions",),  # the code location
 )))
 CORE = ("store", "sources", "settings", "split", "judge", "importing", "workspace",
         "evaluation", "diagnosis", "review")
-SHELL = ("split_assets.shell", "split_assets.defs", "split_assets.cli", "split_assets.app",
+SHELL = ("split_assets.orchestration", "split_assets.defs", "split_assets.cli", "split_assets.app",
          "split_assets.definitions", "split_assets.components")
 
 
@@ -66,6 +67,12 @@ def _longer_than(kinds: tuple[type, ...], limit: int) -> dict[str, int]:
                 if n > limit:
                     long[f"{path.relative_to(PACKAGE)}:{node.name}"] = n
     return long
+
+
+def test_module_names_are_unique() -> None:
+    """A module's name says what it is, once: no two modules share one."""
+    names = [p.name for p in _modules() if p.name != "__init__.py"]
+    assert sorted({n for n in names if names.count(n) > 1}) == []
 
 
 def test_no_module_over_300_lines() -> None:
@@ -192,6 +199,23 @@ def test_the_core_never_imports_the_shell() -> None:
     assert wrong == set()
 
 
+def test_the_core_never_holds_the_whole_config() -> None:
+    """Core functions take plain data and the settings they read (``Inputs.diag``,
+    ``Partition.paths``, a section), never the whole ``LoadedConfig``."""
+    wrong = set()
+    for path in _modules():
+        folder = path.relative_to(PACKAGE).parts[0]
+        if folder in CORE and folder not in ("settings", "workspace"):  # the config's owners
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Attribute) and node.attr == "loaded":
+                    wrong.add(f"{_name(path)}:{node.lineno} .loaded")
+                elif isinstance(node, ast.ImportFrom) and any(
+                        a.name in ("LoadedConfig", "load_config") for a in node.names):
+                    wrong.add(f"{_name(path)}:{node.lineno} imports {node.names[0].name}")
+    assert wrong == set()
+
+
 def test_only_the_shell_imports_dagster() -> None:
     importers = set()
     for path in _modules():
@@ -200,7 +224,7 @@ def test_only_the_shell_imports_dagster() -> None:
                      [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
             if any(n == "dagster" or n.startswith("dagster.") for n in names):
                 importers.add(path.relative_to(PACKAGE).parts[0])
-    assert importers == {"shell", "defs", "definitions.py"}
+    assert importers == {"orchestration", "defs", "definitions.py"}
 
 
 def _imported(modules: str, *watched: str) -> list[str]:
@@ -210,12 +234,14 @@ def _imported(modules: str, *watched: str) -> list[str]:
                                      text=True, check=True).stdout)
 
 
+@pytest.mark.slow  # a fresh interpreter
 def test_the_core_loads_without_dagster_or_scipy() -> None:
     """A command that fails early (or never launches a run) does not pay for those imports."""
     assert _imported("split_assets.cli, split_assets.app.session, split_assets.diagnosis.runner",
                      "dagster", "scipy") == []
 
 
+@pytest.mark.slow  # a fresh interpreter
 def test_a_warm_run_needs_no_scipy() -> None:
     """scipy (about 1 s to import) loads only for what needs it: the MILP fallback and the
     class LP of the selection, the tests of ``compare``."""
@@ -223,6 +249,7 @@ def test_a_warm_run_needs_no_scipy() -> None:
                      "split_assets.evaluation.power", "scipy") == []
 
 
+@pytest.mark.slow  # a fresh interpreter
 def test_a_dry_run_never_loads_dagster(small_workspace: Path) -> None:
     code = ("import json, sys; from split_assets.cli import main; "
             f"code = main(['run', '--dry-run', '--config', {str(small_workspace)!r}]); "
@@ -252,3 +279,16 @@ def test_no_module_imports_another_modules_private_name() -> None:
                     and node.value.id in imported_modules and node.attr.startswith("_")):
                 found.add(f"{_name(path)}: {node.value.id}.{node.attr}")
     assert found == set()
+
+
+def test_the_benchmarks_import_nothing_from_the_tests() -> None:
+    """``bench/`` runs as ``python -m bench.NAME``: what it shares with the tests is in
+    ``testkit/``, never reached through ``sys.path`` or the tests' helpers."""
+    wrong = []
+    for path in sorted((PACKAGE.parent / "bench").glob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        for bad in (r"sys\.path\.(insert|append)|sys\.path\s*[+=\[]", r"from helpers\b",
+                    r"import helpers\b", r"from conftest\b", r"/ \"tests\""):
+            if re.search(bad, text):
+                wrong.append(f"{path.name}: {bad}")
+    assert wrong == []

@@ -1,12 +1,12 @@
-"""The one boundary where the split core's data-carrying errors (``split/errors.py``) become the
+"""The one boundary where the split core's data-carrying errors (``split/impossible.py``) become the
 one-line message a user reads: what, the config key, how to fix it. The CLI and every Dagster
-step call ``as_user_error`` (``cli/__init__.py``, ``shell/failures.py``); the battery of
+step call ``as_user_error`` (``cli/__init__.py``, ``orchestration/failures.py``); the battery of
 ``tests/cli/test_bad_inputs.py`` pins the words."""
 
 from __future__ import annotations
 
 from split_assets.errors import ConfigError, InfeasibleSplitError, UserError
-from split_assets.split import errors as e
+from split_assets.split import impossible as e
 
 FLOOR_K, EPSILON = "video_split.floor_k", "video_split.epsilon"
 VAL_WRONG_MIN = "video_split.val_wrong_min"

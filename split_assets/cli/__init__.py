@@ -64,7 +64,7 @@ def _main(argv: Sequence[str] | None) -> int:
     except Exception as exc:
         if interrupts.seen() or interrupts.is_interrupt(exc):
             return _interrupted()
-        from split_assets.split.errors import SplitImpossible
+        from split_assets.split.impossible import SplitImpossible
 
         if isinstance(exc, SplitImpossible):  # the split core's data, as_user_error once
             from split_assets.app.messages import as_user_error

@@ -59,7 +59,7 @@ def compare(candidate: str, control: str | None, config: Path | None,
     """``split-assets compare``: the candidate against the baseline on validation, and on
     test when named (a look, within ``evaluation.test_looks_max`` unless spent on purpose)."""
     from split_assets.evaluation.claims import record
-    from split_assets.evaluation.report import VALIDATION_ONLY, compare_runs, text
+    from split_assets.evaluation.comparison import VALIDATION_ONLY, compare_runs, text
     from split_assets.split.layout import EVALUATED_POOLS
 
     if spend_test_look and "test" not in (pools or ()):

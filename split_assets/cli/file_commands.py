@@ -102,7 +102,7 @@ def add_export(sub: Subcommands) -> None:
 
 def handle_import(args: argparse.Namespace) -> int:
     """One file (lmms-eval: several) of another tool's results as a run."""
-    from split_assets.evaluation.sealed import import_gate
+    from split_assets.app.import_gate import import_gate
     from split_assets.importing.kinds import import_results
 
     gate = import_gate(args.workspace, args.spend_test_look)
@@ -124,7 +124,7 @@ def handle_export_signals(args: argparse.Namespace) -> int:
 
 def export_signals(pool: str, out: Path, config: Path | None) -> int:
     """``split-assets export-signals``: the train pool's diagnoses as JSONL."""
-    from split_assets.evaluation.report import load_pools
+    from split_assets.evaluation.comparison import load_pools
     from split_assets.lib.canonical import atomic_write_bytes
 
     if pool != "train":

@@ -8,11 +8,14 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from split_assets.cli.arguments import Subcommands, actions, command, config_arg
 from split_assets.cli.terminal import open_session
 from split_assets.errors import ConfigError, UserError
+
+if TYPE_CHECKING:
+    from split_assets.app.session import Session
 
 
 def add_judge(sub: Subcommands) -> None:
@@ -113,7 +116,7 @@ def probe_command(config: Path | None, write: bool, max_parallel: int | None) ->
     return 0
 
 
-def _first_case_messages(s: Any) -> list[dict[str, str]]:
+def _first_case_messages(s: Session) -> list[dict[str, str]]:
     """The judge's real prompt for the first wrong answer of the baseline."""
     from split_assets.diagnosis.cases import CaseSource
     from split_assets.diagnosis.plan import wrong_to_diagnose
@@ -130,7 +133,7 @@ def _first_case_messages(s: Any) -> list[dict[str, str]]:
     return render_messages(templates, case, diag.context, diag.rules.open_tool)
 
 
-def _write(s: Any, recommended: dict[str, Any]) -> None:
+def _write(s: Session, recommended: dict[str, Any]) -> None:
     """The recommended settings into the config file; the fingerprint before and after."""
     from split_assets.sources.config_file import load_workspace_config, save_document, section_of
 

@@ -94,7 +94,7 @@ def run(config: Path | None, dry_run: bool = False, generated_at: str | None = N
     checked = preflight(s.inputs, partition, s.judge, estimate=dry_run, refreeze=refreeze)
     if dry_run:
         return print_pairs(checked.lines(s.inputs.predictions, partition))
-    from split_assets.shell.launch import run_split_job
+    from split_assets.orchestration.launch import run_split_job
 
     for line in run_split_job(s, *_run_tags(generated_at, allow_degraded, no_wait, refreeze)):
         say(f"warning: {line}")
@@ -112,7 +112,7 @@ def run(config: Path | None, dry_run: bool = False, generated_at: str | None = N
 def _run_tags(generated_at: str | None, allow_degraded: int, no_wait: bool,
               refreeze: bool) -> tuple[dict[str, str], dict[str, object]]:
     """The run's tags (the UI's run list shows them) and its run config (which decides)."""
-    from split_assets.shell.tags import ALLOW_DEGRADED_TAG, GENERATED_AT_TAG, NO_WAIT_TAG
+    from split_assets.orchestration.tags import ALLOW_DEGRADED_TAG, GENERATED_AT_TAG, NO_WAIT_TAG
 
     tags = {GENERATED_AT_TAG: generated_at} if generated_at else {}
     options: dict[str, object] = {}
@@ -139,8 +139,8 @@ def handle_fingerprint(args: argparse.Namespace) -> int:
         print(f"{name}={shown}")
     if args.register:
         from split_assets.app.declared_workspaces import name_for
-        from split_assets.shell.instance import get_instance, register_partition
-        from split_assets.shell.names import Names
+        from split_assets.orchestration.instance import get_instance, register_partition
+        from split_assets.orchestration.names import Names
 
         names = Names(name_for(partition.loaded.path))
         new = register_partition(get_instance(), own.key, names.partitions)

@@ -12,10 +12,10 @@ import dagster as dg
 
 from split_assets.app.declared_workspaces import declared
 from split_assets.errors import SplitAssetsError
+from split_assets.orchestration.component import SplitWorkspace
+from split_assets.orchestration.names import Names
+from split_assets.orchestration.workspace_defs import workspace_definitions
 from split_assets.settings import CONFIG_ENV_VAR
-from split_assets.shell.component import SplitWorkspace
-from split_assets.shell.names import Names
-from split_assets.shell.workspace_defs import workspace_definitions
 
 
 class WorkspaceDeclarationError(Exception):

@@ -162,7 +162,7 @@ def build_shaped_workspace(directory: Any, name: str, seed: int = 7,
     from split_assets.demo.writers import prepare_directory
     from split_assets.importing.profiled_harnesses import HarnessLines, finish
     from split_assets.importing.profiles import PROFILES
-    from split_assets.importing.workspace_config import Answer
+    from split_assets.importing.workspace_setup import Answer
 
     profile = PROFILES[name]
     shape = longvideobench(seed) if name == "longvideobench" else mvbench(seed)

@@ -30,7 +30,7 @@ class CaseSource:
                  batched: bool = False) -> None:
         self.inputs = inputs
         self.benchmark = inputs.benchmark
-        self.full = inputs.loaded.config.diag.context == "full" and bool(preds)
+        self.full = inputs.diag.context == "full" and bool(preds)
         self.batched = batched
         self.references = inputs.reference_evidence if preds else {}
         self.traces: dict[str, list[TraceStep]] = {}
@@ -41,7 +41,7 @@ class CaseSource:
         if batched:
             from split_assets.sources.harness_traces import traced_question_ids
 
-            traced = traced_question_ids(inputs.loaded.paths.harness_db, inputs.run_id)
+            traced = traced_question_ids(inputs.paths.harness_db, inputs.run_id)
             missing = [p.question_id for p in preds if p.question_id not in traced]
         else:
             self.traces = inputs.traces([p.question_id for p in preds])
@@ -54,7 +54,7 @@ class CaseSource:
         self.skills = inputs.skills
         from split_assets.sources.video_store import first_missing_tree
 
-        missing_tree = first_missing_tree(inputs.loaded.paths.store_dir,
+        missing_tree = first_missing_tree(inputs.paths.store_dir,
                                           sorted({p.video_id for p in preds}))
         if missing_tree is not None:
             inputs.tree(missing_tree)  # raises the missing-tree error
@@ -69,9 +69,9 @@ class CaseSource:
         new = [p for p in preds if p.question_id not in self.traces]
         if not new:
             return
-        found = load_traces(self.inputs.loaded.paths.harness_db, self.inputs.run_id,
+        found = load_traces(self.inputs.paths.harness_db, self.inputs.run_id,
                             [p.question_id for p in new])
-        store_dir = self.inputs.loaded.paths.store_dir
+        store_dir = self.inputs.paths.store_dir
         for p in new:
             self.traces[p.question_id] = found.get(p.question_id, [])
             if p.video_id not in self._trees:
@@ -98,7 +98,7 @@ class CaseSource:
         trace = self.traces[p.question_id]
         # either judge gets a trace whose opened nodes are all in its tree (the input digests
         # read traces through the same check)
-        opened_nodes(trace, self.inputs.loaded.config.diag.rules.open_tool, tree.nodes,
+        opened_nodes(trace, self.inputs.diag.rules.open_tool, tree.nodes,
                      p.question_id, p.video_id)
         return JudgeCase(question, p, trace, tree, self.skills, refs)
 

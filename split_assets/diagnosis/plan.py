@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from split_assets.settings.sections import validation_size
 from split_assets.sources.harness_db import CanonicalPrediction, wrong_to_diagnose
-from split_assets.split.errors import FloorGap, FloorsAboveOpen, ValidationWrongShort
+from split_assets.split.impossible import FloorGap, FloorsAboveOpen, ValidationWrongShort
 from split_assets.split.sizes import most_wrong_in_validation, require_test_pool
 from split_assets.store.signals import SignalRow, SignalStore
 

@@ -130,7 +130,7 @@ def preflight(inputs: Inputs, partition: Partition, judge: Judge,
     from split_assets.evaluation.exposure import check_refreeze
     from split_assets.sources.harness_db import predictions_digest
 
-    diag = inputs.loaded.config.diag
+    diag = inputs.diag
     with partition.store(read_only=True) as store:
         check_refreeze(store, partition, predictions_digest(inputs.predictions), refreeze)
         plan = plan_for(inputs.predictions, partition, store)
@@ -142,8 +142,8 @@ def preflight(inputs: Inputs, partition: Partition, judge: Judge,
             from split_assets.judge.call_policy import check_environment
 
             check_environment()
-        check_before_diagnosis(inputs.loaded.config.video_split, len(inputs.benchmark.videos),
+        check_before_diagnosis(inputs.video_split, len(inputs.benchmark.videos),
                                inputs.predictions, store.rows(partition.run_id, partition.key))
-        return Preflight(plan, dry_run_estimate(judge, inputs.loaded.paths.prompts_dir,
+        return Preflight(plan, dry_run_estimate(judge, inputs.paths.prompts_dir,
                                                 diag.openai.price, cases, store)
                          if estimate else None)

@@ -4,7 +4,7 @@ unanswered gets one more pass in the same run.
 
 ``diagnose(judge, inputs, partition, plan, store)`` receives the partition's judge, the
 config's inputs (the cases are read from them batch by batch), the plan and an open signal
-store; it returns a ``DiagnosisReport`` (``report.py``)."""
+store; it returns a ``DiagnosisReport`` (``diagnosis_report.py``)."""
 
 from __future__ import annotations
 
@@ -16,9 +16,9 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from split_assets.diagnosis.cases import CaseSource
+from split_assets.diagnosis.diagnosis_report import DiagnosisReport, degraded_ids, progress_line
 from split_assets.diagnosis.leased_queue import GroupCommit, LeasedQueue
 from split_assets.diagnosis.plan import DiagnosisPlan
-from split_assets.diagnosis.report import DiagnosisReport, degraded_ids, progress_line
 from split_assets.errors import ConfigError, UserError
 from split_assets.judge import JudgeOutcome
 from split_assets.lib.failpoints import failpoint
@@ -63,7 +63,7 @@ class _Pass:
         started = time.monotonic()
         judge = self.judge
         judge.start(self.store, self.partition.key,
-                    load_templates(self.partition.loaded.paths.prompts_dir,
+                    load_templates(self.partition.paths.prompts_dir,
                                    judge.required_templates()))
         background = [asyncio.create_task(self._ticker(progress, every_s, started)),
                       asyncio.create_task(self._heartbeat(progress))]
@@ -250,5 +250,5 @@ def refuse_if_leased(partition: Partition, store: SignalStore, plan: DiagnosisPl
                                    LeaseOwner.this_process())
     if foreign.count:
         raise UserError(f"another run is diagnosing this partition ({foreign.describe()})",
-                        f"{partition.key} in {partition.loaded.paths.signals_db}",
+                        f"{partition.key} in {partition.paths.signals_db}",
                         "wait for it to finish, or run without --no-wait to share the work")

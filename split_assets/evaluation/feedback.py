@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from split_assets.errors import InputError, UserError
-from split_assets.evaluation.report import check_roles, load_pools
+from split_assets.evaluation.comparison import check_roles, load_pools
 from split_assets.evaluation.reuse import Ladder, one_sided_p
 from split_assets.lib.canonical import digest_of
 from split_assets.store.signals import SignalStore

@@ -27,8 +27,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from split_assets.errors import UserError
+from split_assets.evaluation.comparison import load_pools
 from split_assets.evaluation.exposure import POOL, record_test_look, test_pool
-from split_assets.evaluation.report import load_pools
 from split_assets.lib.canonical import atomic_write_bytes, digest_of
 from split_assets.store.ledger import LookRefused
 
@@ -76,7 +76,7 @@ STOCK: dict[str, StockTask] = {
 def benchmark_name(inputs: Inputs) -> str:
     """The workspace's benchmark: the name of its file under questions/ (a first import
     names it after its profile)."""
-    files = sorted(p.stem for p in inputs.loaded.paths.questions_dir.glob("*.json*"))
+    files = sorted(p.stem for p in inputs.paths.questions_dir.glob("*.json*"))
     return files[0] if len(files) == 1 else "videomme"
 
 
@@ -107,7 +107,7 @@ def export_pool_task(inputs: Inputs, partition: Partition, pool: str, out: Path 
     ids = pool_ids(doc, pool)
     base = "mvbench" if stock.task == "mvbench_<subtask>" else stock.task
     name = f"{base}_{doc['split_id']}_{pool}"
-    folder = (out if out is not None else inputs.loaded.paths.out_dir / "lmms_eval_tasks") / name
+    folder = (out if out is not None else inputs.paths.out_dir / "lmms_eval_tasks") / name
     if folder.exists() and not folder.is_dir():
         raise UserError(f"--out names a file: {folder}", "--out", "name a folder")
     entries = _entries(stock, ids)
@@ -195,7 +195,7 @@ def _record_export(partition: Partition, ids: list[str], name: str, spend: bool)
     """An export of test is a look at test: recorded (refused past the budget unless
     ``spend``) before anything is written."""
     pool = test_pool(partition)
-    budget = None if spend else partition.loaded.config.evaluation.test_looks_max
+    budget = None if spend else partition.evaluation.test_looks_max
     digest = digest_of({"export": name, "question_ids": ids})
     with partition.store() as store:
         try:

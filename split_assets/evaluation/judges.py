@@ -78,7 +78,7 @@ def compare_fingerprints(partition: Partition, a: str, b: str,
     if not ra.keys() & rb.keys():
         raise InputError(f"{a} and {b} diagnosed no question in common", "--a/--b",
                          "compare two fingerprints of the same baseline run")
-    floor_k = partition.loaded.config.video_split.floor_k
+    floor_k = partition.video_split.floor_k
     t2 = {key: Counter(r.task_type for r in rows[key].values() if r.tier == "T2")
           for key in (a, b)}
     floors = [FloorChange(t, f, t2[a][t], t2[b][t]) for t, f in sorted(floor_k.items())]

@@ -7,7 +7,7 @@ against ``evaluation.test_looks_max``.
 
 The frozen splits are those the signal store recorded at their freeze (so moving a split
 folder away or changing ``paths.out_dir`` hides nothing) and those on disk (frozen by an
-earlier release). ``import_gate(workspace, spend)`` is the gate the importers call
+earlier release). ``app/import_gate.py`` builds the gate the importers call
 (``importing/workspace_runs.py``) after every check of the file passed and before anything
 is written.
 """
@@ -25,10 +25,9 @@ from typing import TYPE_CHECKING, Any
 from split_assets.errors import UserError
 from split_assets.evaluation.exposure import TestPool, pool_of, record_test_look
 from split_assets.evaluation.reuse import one_sided_p
-from split_assets.importing.workspace_config import Answer
+from split_assets.importing.workspace_setup import Answer
 from split_assets.lib.canonical import digest_of, sha256_hex
 from split_assets.sources.benchmark import Benchmark
-from split_assets.sources.config_file import CONFIG_FILE
 from split_assets.sources.harness_db import (
     canonical_predictions,
     create_tables,
@@ -37,13 +36,12 @@ from split_assets.sources.harness_db import (
     run_ids,
 )
 from split_assets.sources.run_outcomes import RunOutcomes, run_outcomes
-from split_assets.split.freeze import split_id as split_id_of
 from split_assets.split.layout import MANIFEST_FILE, POOLS_FILE
 from split_assets.store.ledger import LookRefused
 from split_assets.store.signals import SignalStore
 
 if TYPE_CHECKING:
-    from split_assets.settings import LoadedConfig
+    from split_assets.settings import VideoSplitConfig
 
 ROLES_LINE = ("pass --role candidate (a run to evaluate), control (a fresh re-run of the "
               "baseline agent) or reference (another model's run: it relabels T1/T2, so only "
@@ -60,14 +58,14 @@ class Frozen:
     doc: dict[str, Any]
 
 
-def frozen_splits(loaded: LoadedConfig, store: SignalStore, baseline: str) -> list[Frozen]:
+def frozen_splits(out_dir: Path, store: SignalStore, baseline: str) -> list[Frozen]:
     """The baseline's frozen splits, oldest first: recorded in the store, and on disk under
     ``paths.out_dir`` (a pools.json that hashes to its manifest's, of this baseline's answers)."""
     found: dict[str, Frozen] = {}
     for record in store.frozen(baseline):
         doc = json.loads(record.pools)
         found[record.pools_sha256] = Frozen(pool_of(doc, record.pools_sha256, baseline), doc)
-    paths = sorted(loaded.paths.out_dir.glob(f"*/*/{POOLS_FILE}"),
+    paths = sorted(out_dir.glob(f"*/*/{POOLS_FILE}"),
                    key=lambda p: p.stat().st_mtime)
     for path in paths:
         try:
@@ -84,41 +82,7 @@ def frozen_splits(loaded: LoadedConfig, store: SignalStore, baseline: str) -> li
     return list(found.values())
 
 
-def import_gate(workspace: Path, spend: bool = False) -> Gate:
-    """The gate of an import into ``workspace`` (``spend``: ``--spend-test-look``)."""
-
-    def gate(run_id: str, role: str | None, answers: dict[str, Answer],
-             benchmark: Benchmark) -> list[str]:
-        from split_assets.settings import load_config
-        from split_assets.workspace.partition import open_signals
-
-        config = workspace / CONFIG_FILE
-        if not config.is_file():
-            return []
-        loaded = load_config(config)
-        vs = loaded.config.video_split
-        baseline = _baseline_digest(loaded, benchmark)
-        if baseline is None:  # no baseline answers yet: nothing can be frozen
-            return []
-        with open_signals(loaded, read_only=True) as store:
-            looked = store.exposures(baseline)
-            frozen = frozen_splits(loaded, store, baseline)
-        if not frozen and not looked:
-            return []
-        _refusals(run_id, role, spend, vs.baseline_run_id, frozen, looked)
-        if role not in LOOKING_ROLES:
-            return []
-        current = split_id_of(vs.baseline_run_id, vs.identity())
-        target = ([f for f in frozen if f.pool.split_id == current] or frozen)[-1]
-        outcomes = _scored(run_id, answers, benchmark, vs.infra_stop_reasons).answered()
-        budget = None if spend else loaded.config.evaluation.test_looks_max
-        with open_signals(loaded) as store:
-            return [_record(store, target, run_id, outcomes, benchmark, budget)]
-
-    return gate
-
-
-def _refusals(run_id: str, role: str | None, spend: bool, baseline_run: str,
+def refusals(run_id: str, role: str | None, spend: bool, baseline_run: str,
               frozen: list[Frozen], looked: list[Any]) -> None:
     """What an import into a frozen workspace may not do (one line each, nothing written)."""
     splits = ", ".join(sorted({f.pool.split_id for f in frozen}
@@ -146,9 +110,8 @@ def _refusals(run_id: str, role: str | None, spend: bool, baseline_run: str,
                         "nothing was imported")
 
 
-def _baseline_digest(loaded: LoadedConfig, benchmark: Benchmark) -> str | None:
-    """The digest of the baseline's answers, as a manifest records it."""
-    vs, db = loaded.config.video_split, loaded.paths.harness_db
+def baseline_digest(vs: VideoSplitConfig, db: Path, benchmark: Benchmark) -> str | None:
+    """The digest of the baseline's answers in harness db ``db``, as a manifest records it."""
     if not db.is_file() or vs.baseline_run_id not in run_ids(db):
         return None
     return predictions_digest(canonical_predictions(db, vs.baseline_run_id, benchmark,
@@ -156,7 +119,7 @@ def _baseline_digest(loaded: LoadedConfig, benchmark: Benchmark) -> str | None:
                                                     vs.missing_predictions))
 
 
-def _scored(run_id: str, answers: dict[str, Answer], benchmark: Benchmark,
+def scored(run_id: str, answers: dict[str, Answer], benchmark: Benchmark,
             infra: list[str]) -> RunOutcomes:
     """The run's outcomes, scored exactly as they will be once imported (the same reader of
     the harness db, on a temporary copy of its rows)."""
@@ -171,7 +134,7 @@ def _scored(run_id: str, answers: dict[str, Answer], benchmark: Benchmark,
         return run_outcomes(db, run_id, benchmark, infra)
 
 
-def _record(store: SignalStore, target: Frozen, run_id: str, outcomes: dict[str, bool],
+def record_import_look(store: SignalStore, target: Frozen, run_id: str, outcomes: dict[str, bool],
             benchmark: Benchmark, budget: int | None) -> str:
     """The import's look at the split's test pool (none when it answers no test question),
     recorded with the earlier splits' looks it inherits, in one transaction; one line."""

@@ -22,7 +22,6 @@ from split_assets.importing.annotations import Docs, in_pool, pool_rows, read_ro
 from split_assets.importing.harness_files import cell, read_jsonl, read_table, response_of
 from split_assets.importing.profiles import Profile
 from split_assets.importing.videomme_harnesses import FAIL_MARK, files_of_task, task_of
-from split_assets.importing.workspace_config import Answer, BuiltBenchmark
 from split_assets.importing.workspace_runs import (
     ImportSummary,
     check_run_id,
@@ -30,6 +29,7 @@ from split_assets.importing.workspace_runs import (
     finish_import,
     workspace_benchmark,
 )
+from split_assets.importing.workspace_setup import Answer, BuiltBenchmark
 from split_assets.sources.benchmark import Levels
 from split_assets.sources.letters import letter_of
 

@@ -21,10 +21,6 @@ import json
 from pathlib import Path
 
 from split_assets.errors import InputError, UserError
-from split_assets.importing.workspace_config import (
-    Answer,
-    BuiltBenchmark,
-)
 from split_assets.importing.workspace_runs import (
     QUESTIONS,
     ImportGate,
@@ -34,6 +30,10 @@ from split_assets.importing.workspace_runs import (
     finish_import,
     text_or_none,
     workspace_benchmark,
+)
+from split_assets.importing.workspace_setup import (
+    Answer,
+    BuiltBenchmark,
 )
 from split_assets.sources.benchmark import read_benchmark_files
 

@@ -35,7 +35,6 @@ from typing import Any
 
 from split_assets.errors import InputError, UserError
 from split_assets.importing.harness_files import cell, read_jsonl, read_table, response_of
-from split_assets.importing.workspace_config import Answer, BuiltBenchmark
 from split_assets.importing.workspace_runs import (
     BENCHMARK_FILE,
     ImportGate,
@@ -45,6 +44,7 @@ from split_assets.importing.workspace_runs import (
     finish_import,
     workspace_benchmark,
 )
+from split_assets.importing.workspace_setup import Answer, BuiltBenchmark
 from split_assets.sources.benchmark import Benchmark
 from split_assets.sources.letters import extract_letter
 

@@ -18,7 +18,7 @@ from typing import Any
 import yaml
 
 from split_assets.errors import InputError, UserError
-from split_assets.importing.workspace_config import (
+from split_assets.importing.workspace_setup import (
     HARNESS_DB,
     SIGNALS_DB,
     Answer,

@@ -98,7 +98,7 @@ def export_review(inputs: Inputs, partition: Partition, n: int, stratify: tuple[
     rows = [r for r in partition.rows(required=True) if not r.infra and not r.degraded]
     if not rows:
         raise InputError(f"no diagnoses of run {partition.run_id} under {partition.key}",
-                         str(partition.loaded.path), "run 'split-assets run' first")
+                         str(partition.config_path), "run 'split-assets run' first")
     questions = {q.question_id: q for q in inputs.benchmark.questions}
     sample = draw(rows, {q: questions[q].difficulty for q in questions}, n, stratify, seed)
     preds = {p.question_id: p for p in inputs.predictions}
@@ -112,7 +112,7 @@ def export_review(inputs: Inputs, partition: Partition, n: int, stratify: tuple[
     writer = csv.DictWriter(buffer, fieldnames=columns, lineterminator="\n")
     writer.writeheader()
     for row, key, weight in sample:
-        values = case_values(cases[row.question_id], inputs.loaded.config.diag.rules.open_tool)
+        values = case_values(cases[row.question_id], inputs.diag.rules.open_tool)
         q = questions[row.question_id]
         record = {
             "baseline_run_id": partition.run_id, "question_id": row.question_id,

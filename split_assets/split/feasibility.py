@@ -1,7 +1,7 @@
 """Whether floors and epsilon can hold together, decided exactly, and why not when they cannot:
 the floors against the benchmark, an exact feasibility MILP (scipy's HiGHS, no time limit) of
 floors and epsilon bounds, and per bound the best deviation it reaches alone. Failures are the
-data-carrying errors of ``split/errors.py``."""
+data-carrying errors of ``split/impossible.py``."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from split_assets.split.errors import (
+from split_assets.split.impossible import (
     BoundReach,
     EpsilonUnderFloors,
     FloorGap,

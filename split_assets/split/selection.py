@@ -24,7 +24,6 @@ import numpy as np
 
 from split_assets.errors import InputError
 from split_assets.lib.canonical import atomic_write_bytes, canonical_bytes
-from split_assets.split.errors import EpsilonMissed
 from split_assets.split.feasibility import (
     bounds_of,
     check_floors_reachable,
@@ -32,6 +31,7 @@ from split_assets.split.feasibility import (
     infeasible,
     milp_feasible,
 )
+from split_assets.split.impossible import EpsilonMissed
 from split_assets.split.large import select_by_class
 from split_assets.split.matrix import Matrix, build_matrix
 from split_assets.split.problem import SplitProblem

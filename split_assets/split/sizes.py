@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from split_assets.split.errors import NoTestPool
+from split_assets.split.impossible import NoTestPool
 
 
 def require_test_pool(n_trainval: int, n_videos: int) -> None:

@@ -22,6 +22,7 @@ from split_assets.sources.benchmark import Benchmark, load_benchmark
 from split_assets.sources.harness_db import CanonicalPrediction, canonical_predictions
 from split_assets.sources.run_outcomes import RunOutcomes
 from split_assets.workspace.other_runs import OtherRuns
+from split_assets.workspace.settings_view import SettingsView
 
 if TYPE_CHECKING:
     from split_assets.sources.trace_steps import TraceStep
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
     from split_assets.workspace.fingerprint import Fingerprint
 
 
-class Inputs(OtherRuns):
+class Inputs(OtherRuns, SettingsView):
     """The inputs of one loaded config, each parsed on first use."""
 
     def __init__(self, loaded: LoadedConfig) -> None:
@@ -65,7 +66,7 @@ class Inputs(OtherRuns):
         return self._balance_of(self.benchmark)
 
     def _balance_of(self, benchmark: Benchmark) -> dict[str, tuple[str, ...]]:
-        from split_assets.split.questions import balance_values
+        from split_assets.split.problem_inputs import balance_values
 
         return balance_values(benchmark, self.loaded.config.video_split.balance)
 
@@ -113,7 +114,7 @@ class Inputs(OtherRuns):
     def split_problem(self, rows: list[SignalRow], fingerprint: str) -> SplitProblem:
         """The split problem of the baseline's predictions joined with ``rows`` (the signal
         rows of partition ``fingerprint``)."""
-        from split_assets.split.questions import split_problem
+        from split_assets.split.problem_inputs import split_problem
 
         return self._of_rows("problem", fingerprint, rows, lambda: split_problem(
             self.predictions, rows, self.balance, self.loaded.config.video_split,
@@ -128,7 +129,7 @@ class Inputs(OtherRuns):
         ``verify --recompute`` never)."""
         from functools import partial
 
-        from split_assets.split.questions import input_digests
+        from split_assets.split.problem_inputs import input_digests
 
         context = (partial(self.context_digests, cached=cached)
                    if fingerprint.components["context"] == "full" else None)

@@ -22,10 +22,11 @@ from split_assets.split.freeze import split_id
 from split_assets.split.layout import SplitFiles, selection_path
 from split_assets.store.signals import SignalRow, SignalStore
 from split_assets.workspace.fingerprint import Fingerprint
+from split_assets.workspace.settings_view import SettingsView
 
 
 @dataclass(frozen=True)
-class Partition:
+class Partition(SettingsView):
     """One (baseline run, fingerprint, split settings): what a run materializes."""
 
     loaded: LoadedConfig

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 from conftest import kv
-from helpers.llm_server import FakeLLM
+
+from testkit.llm_server import FakeLLM
 
 SECRET = "sk-dotenv-secret-4711"
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from helpers.sigint import spread, sweep
+from testkit.sigint import spread, sweep
 
 
 def test_a_seeded_sigint_sweep_over_a_run_is_one_line_or_a_normal_finish(

@@ -10,7 +10,7 @@ from split_assets.diagnosis.plan import check_before_diagnosis, infra_rows
 from split_assets.errors import ConfigError, InfeasibleSplitError
 from split_assets.settings import VideoSplitConfig
 from split_assets.sources.harness_db import CanonicalPrediction
-from split_assets.split.errors import (
+from split_assets.split.impossible import (
     FloorGap,
     FloorsAboveOpen,
     NoTestPool,

@@ -20,10 +20,10 @@ from pathlib import Path
 
 import pytest
 from conftest import edit_config, kv
-from helpers.llm_server import Action, FakeLLM, always_invalid_for_the_first_question
 
 from split_assets.cli import main
 from split_assets.demo import build_workspace
+from testkit.llm_server import Action, FakeLLM, always_invalid_for_the_first_question
 
 PIN = "2026-01-01T00:00:00Z"
 CLI = [sys.executable, "-m", "split_assets.cli"]

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from split_assets.app.session import Session
+from split_assets.diagnosis.diagnosis_report import stop_unless_settled
 from split_assets.diagnosis.plan import plan_for
-from split_assets.diagnosis.report import stop_unless_settled
 from split_assets.diagnosis.runner import diagnose
 from split_assets.errors import ConfigError, RunFailure
 from split_assets.judge import JudgeCase, JudgeOutcome

@@ -15,6 +15,7 @@ from helpers.official_layout import answers, write_predictions
 from scipy.stats import binom, chi2
 from statsmodels.stats.contingency_tables import mcnemar
 
+from split_assets.evaluation.comparison import TEST_NOT_SHOWN
 from split_assets.evaluation.mcnemar import (
     cluster_adjusted,
     compare,
@@ -25,7 +26,6 @@ from split_assets.evaluation.mcnemar import (
     minimum_detectable_gain,
     power_summary,
 )
-from split_assets.evaluation.report import TEST_NOT_SHOWN
 
 TABLES = [[[10, 3], [9, 20]], [[50, 0], [0, 50]], [[5, 7], [7, 1]], [[200, 31], [52, 117]],
           [[0, 1], [12, 0]], [[300, 90], [60, 50]], [[3, 0], [1, 0]]]

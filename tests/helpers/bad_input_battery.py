@@ -290,7 +290,7 @@ class Battery:
 
     def start(self) -> None:
         if any(c.needs_llm for c in self.cases):
-            from helpers.llm_server import Action, FakeLLM
+            from testkit.llm_server import Action, FakeLLM
 
             # every answer is prose, not a diagnosis: a diagnosis ends degraded
             self.llm = FakeLLM(responder=lambda body, index: Action("invalid_json")).start()

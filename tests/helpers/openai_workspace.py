@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 from conftest import edit_config
 
-from helpers.llm_server import FakeLLM
 from split_assets.app.session import Session
+from split_assets.diagnosis.diagnosis_report import DiagnosisReport
 from split_assets.diagnosis.plan import plan_for, wrong_to_diagnose
-from split_assets.diagnosis.report import DiagnosisReport
 from split_assets.diagnosis.runner import diagnose
 from split_assets.store.signals import SignalStore
+from testkit.llm_server import FakeLLM
 
 
 @pytest.fixture

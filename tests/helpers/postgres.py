@@ -5,74 +5,13 @@ that folder. Trust authentication: no password exists anywhere."""
 
 from __future__ import annotations
 
-import contextlib
-import glob
 import os
-import shutil
-import subprocess
-import tempfile
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-
-@dataclass(frozen=True)
-class Postgres:
-    folder: Path  # holds the data directory and the socket
-    user: str = "postgres"
-
-    def url(self, database: str, driver: str = "") -> str:
-        """libpq URL over the socket; ``driver`` e.g. ``psycopg2`` for SQLAlchemy (2.1 picks
-        psycopg 3 for a bare postgresql:// URL; dagster-postgres uses psycopg2)."""
-        scheme = f"postgresql+{driver}" if driver else "postgresql"
-        return f"{scheme}://{self.user}@/{database}?host={self.folder}"
-
-    def create_database(self, name: str, driver: str = "") -> str:
-        import psycopg
-
-        with psycopg.connect(self.url("postgres"), autocommit=True) as conn:
-            conn.execute(f'CREATE DATABASE "{name}"')
-        return self.url(name, driver)
-
-
-def binaries() -> str | None:
-    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"))
-    return str(Path(found[-1]).parent) if found else None
-
-
-def _as_postgres(argv: list[str]) -> None:
-    prefix = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
-    subprocess.run(prefix + argv, check=True, capture_output=True, text=True, timeout=120)
-
-
-@contextlib.contextmanager
-def postgres_server() -> Iterator[Postgres]:
-    """Start a throwaway server; stop it and remove its folder afterwards."""
-    bindir = binaries()
-    if bindir is None:
-        raise FileNotFoundError("PostgreSQL is not installed: apt-get install postgresql")
-    folder = Path(tempfile.mkdtemp(prefix="split-assets-pg-"))
-    if os.geteuid() == 0:
-        shutil.chown(folder, "postgres", "postgres")
-    data = folder / "data"
-    server = Postgres(folder)
-    try:
-        _as_postgres([f"{bindir}/initdb", "-D", str(data), "-A", "trust", "-U", "postgres",
-                      "--no-sync", "-E", "UTF8"])
-        options = (f"-k {folder} -c listen_addresses='' -c fsync=off "
-                   "-c synchronous_commit=off -c full_page_writes=off -c max_connections=100")
-        _as_postgres([f"{bindir}/pg_ctl", "-D", str(data), "-o", options, "-w", "-t", "60",
-                      "-l", str(folder / "server.log"), "start"])
-        yield server
-    finally:
-        with contextlib.suppress(Exception):
-            _as_postgres([f"{bindir}/pg_ctl", "-D", str(data), "-m", "immediate", "stop"])
-        shutil.rmtree(folder, ignore_errors=True)
-
-
-# -- pytest fixtures (tests/conftest.py loads this module as a plugin) ---------------------------
+from testkit.postgres import Postgres, binaries, postgres_server
 
 _DATABASES = iter(range(1, 1_000_000))
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import openai
 import pytest
 
-from helpers.llm_server import (
+from testkit.llm_server import (
     INVALID_JSON_CONTENT,
     Action,
     FakeLLM,
@@ -237,7 +237,7 @@ def test_echo_puts_the_header_into_answers_errors_and_split_chunks(server: FakeL
 
 
 def test_main_mode_serves_until_terminated() -> None:
-    script = Path(__file__).with_name("llm_server.py")
+    script = Path(__file__).parents[2] / "testkit" / "llm_server.py"
     proc = subprocess.Popen(
         [sys.executable, str(script), "--port", "0", "--latency", "0.2"],
         stdout=subprocess.PIPE,
@@ -265,7 +265,7 @@ def test_slot_mode_queues_beyond_the_slots_keeps_an_abandoned_request_and_caches
         ) -> None:
     """Two slots: four requests at once are served two by two; a request whose client gave up
     keeps its slot until done, so the next one waits; a slot reports the prompt it cached."""
-    from helpers.slots import SlotModel
+    from testkit.slots import SlotModel
 
     slots = SlotModel(2, 0.3)
     with FakeLLM(slots=slots) as srv:

@@ -9,18 +9,18 @@ import asyncio
 import time
 
 import pytest
-from helpers.slots import SlotModel
 
 from split_assets.judge.budget import TimeBudget
 from split_assets.judge.concurrency import START, AdaptiveLimit, Ticket
 from split_assets.settings import OpenAIJudgeConfig
+from testkit.slots import SlotModel
 
 PROMPT = "p" * 4000  # 1,000 tokens, the same in every request: a slot's first is cold
 
 
 def SlotServer(slots: int, service_s: float, cold_s: float = 0.0,  # noqa: N802 - a model
                jitter_s: float = 0.0) -> SlotModel:
-    """The test server's slot model (``helpers/slots.py``), driven in this event loop:
+    """The test server's slot model (``testkit/slots.py``), driven in this event loop:
     ``service_s`` a request, ``cold_s`` more the first time a slot sees the prompt."""
     return SlotModel(slots, service_s, prompt_s_per_token=cold_s / 1000, jitter_s=jitter_s,
                      seed=7)

@@ -1,5 +1,5 @@
 """The openai judge against servers people run themselves: the test server in slot mode
-(``helpers/slots.py``: N requests served at once, the rest queued, a per-slot prefix cache, a
+(``testkit/slots.py``: N requests served at once, the rest queued, a per-slot prefix cache, a
 request whose client gave up keeping its slot), counted in calls and statuses, not timed."""
 
 from __future__ import annotations
@@ -11,14 +11,14 @@ from pathlib import Path
 
 import pytest
 from conftest import edit_config
-from helpers.llm_server import FakeLLM
-from helpers.slots import SlotModel
 
 from split_assets.app.session import Session
+from split_assets.diagnosis.diagnosis_report import DiagnosisReport
 from split_assets.diagnosis.plan import plan_diagnosis, wrong_to_diagnose
-from split_assets.diagnosis.report import DiagnosisReport
 from split_assets.diagnosis.runner import diagnose
 from split_assets.errors import RunFailure
+from testkit.llm_server import FakeLLM
+from testkit.slots import SlotModel
 
 QUESTIONS = 40
 # one slot; 0.25 s a request plus its prompt tokens the slot has not cached (a cold prompt

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 from conftest import edit_config, kv
-from helpers.llm_server import INVALID_JSON_CONTENT, Action, FakeLLM
 from helpers.openai_workspace import run_diagnosis, statuses
 
 from split_assets.app.session import Session
 from split_assets.errors import RunFailure, UserError
 from split_assets.store.signals import SignalStore
+from testkit.llm_server import INVALID_JSON_CONTENT, Action, FakeLLM
 
 
 def test_every_wrong_answer_diagnosed_once_then_cached(openai_config: Path,

@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 import yaml
 from conftest import edit_config, kv
-from helpers.llm_server import FakeLLM
-from helpers.slots import SlotModel
+
+from testkit.llm_server import FakeLLM
+from testkit.slots import SlotModel
 
 ERROR_LINE = re.compile(r"^error: .+ \(.+\): .+$")
 KEY = "sk-probe-secret-42"

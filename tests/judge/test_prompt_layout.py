@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 from conftest import edit_config, kv
-from helpers.llm_server import FakeLLM
 from helpers.openai_workspace import run_diagnosis
 
 from split_assets.app.session import Session
@@ -24,6 +23,7 @@ from split_assets.judge.render import (
     templates_for,
     used_values,
 )
+from testkit.llm_server import FakeLLM
 
 PLACEHOLDER = re.compile(r"\{\{\s*[a-z_]+\s*\}\}")
 

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import yaml
 from conftest import edit_config
-from helpers.llm_server import Action, FakeLLM
 
 from split_assets.app.session import Session
 from split_assets.judge.schema import Diagnosis
+from testkit.llm_server import Action, FakeLLM
 
 
 def _with_openai_key(config: Path, key: str, value: object) -> None:

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 from conftest import edit_config
-from helpers.llm_server import Action, FakeLLM, escape_echo
 
 from split_assets.lib.redact import MARKER
+from testkit.llm_server import Action, FakeLLM, escape_echo
 
 # the characters encoders escape (/ " & < >), then a tail that no escaping changes
 KEY = 'sk-te/st"k&y<>Z7qT4wXk9LmP2rVs'

@@ -131,7 +131,7 @@ def _materialize(config: Path):  # noqa: ANN202
 
     from split_assets.app.session import Session
     from split_assets.definitions import SPLIT_JOB, make_definitions
-    from split_assets.shell.instance import register_partition
+    from split_assets.orchestration.instance import register_partition
 
     key = Session.open(config).partition.key
     register_partition(DagsterInstance.get(), key)

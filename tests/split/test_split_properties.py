@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from split_assets.app.messages import as_user_error
 from split_assets.lib.canonical import sha256_hex
-from split_assets.split import errors as e
+from split_assets.split import impossible as e
 from split_assets.split.freeze import build_pools
 from split_assets.split.invariants import INVARIANTS, verify
 from split_assets.split.problem import SplitProblem, SplitQuestion

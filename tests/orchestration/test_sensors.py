@@ -11,9 +11,9 @@ from dagster import DagsterInstance, SensorResult, SkipReason, build_sensor_cont
 
 from split_assets.app.session import Session
 from split_assets.definitions import SPLIT_JOB, make_definitions
-from split_assets.shell.instance import register_partition
-from split_assets.shell.names import Names
-from split_assets.shell.sensors import InvalidConfigTick, build_sensor
+from split_assets.orchestration.instance import register_partition
+from split_assets.orchestration.names import Names
+from split_assets.orchestration.sensors import InvalidConfigTick, build_sensor
 
 
 def _tick(config: Path, cursor: str | None = None) -> SensorResult | SkipReason:
@@ -54,7 +54,7 @@ def test_a_tick_with_unchanged_files_computes_nothing(small_workspace: Path,
     are, a tick computes no fingerprint; an edit of the config (or of a prompt) recomputes."""
     import os
 
-    from split_assets.shell import sensors
+    from split_assets.orchestration import sensors
 
     monkeypatch.setattr(sensors, "RACY_NS", -10**12)  # files made just now count as settled
     computed: list[str] = []

@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 from conftest import kv
 from dagster import AssetKey, DagsterInstance
-from helpers.llm_server import always_invalid_for_the_first_question
 
 from split_assets.app.declared_workspaces import declare
+from testkit.llm_server import always_invalid_for_the_first_question
 
 ROOT = Path(__file__).resolve().parents[2]
 DG = Path(sys.executable).parent / "dg"
@@ -122,8 +122,8 @@ def test_the_run_config_wins_over_the_tag(openai_config: Path, server,  # noqa: 
 
     from split_assets.app.session import Session
     from split_assets.definitions import make_definitions
-    from split_assets.shell.instance import register_partition
-    from split_assets.shell.tags import ALLOW_DEGRADED_TAG
+    from split_assets.orchestration.instance import register_partition
+    from split_assets.orchestration.tags import ALLOW_DEGRADED_TAG
 
     server.responder = always_invalid_for_the_first_question([])  # one diagnosis degraded
     edit_config(openai_config, video_split={"floor_k": {}})  # feasible without that one T2
@@ -212,8 +212,8 @@ def test_the_judge_endpoint_resource_never_shows_a_credential(
     code location still loads)."""
     import json
 
+    from split_assets.orchestration.resources import described
     from split_assets.settings import load_config
-    from split_assets.shell.resources import described
 
     secret = "sk-view-secret-0042"
     monkeypatch.setenv("OPENAI_API_KEY", secret)

@@ -14,12 +14,12 @@ from dagster import (
     asset_check,
 )
 
-from split_assets.shell import names as n
-from split_assets.shell.failures import fails_cleanly
-from split_assets.shell.names import Names
-from split_assets.shell.partitions import partitions_of
-from split_assets.shell.pool_checks import split_identity
-from split_assets.shell.resources import session_of
+from split_assets.orchestration import names as n
+from split_assets.orchestration.failures import fails_cleanly
+from split_assets.orchestration.names import Names
+from split_assets.orchestration.partitions import partitions_of
+from split_assets.orchestration.pool_checks import split_identity
+from split_assets.orchestration.resources import session_of
 from split_assets.workspace.partition import Partition
 
 AGREEMENT = "judge_agreement"

@@ -19,9 +19,9 @@ def run_split_job(session: Session, tags: dict[str, str],
     config of the workspace's ``run_options`` (``allow_degraded``, ``no_wait``,
     ``refreeze_after_test_look``)."""
     from split_assets.app.declared_workspaces import name_for
-    from split_assets.shell.instance import get_instance, register_partition
-    from split_assets.shell.location import make_definitions
-    from split_assets.shell.names import RUN_OPTIONS, Names
+    from split_assets.orchestration.instance import get_instance, register_partition
+    from split_assets.orchestration.location import make_definitions
+    from split_assets.orchestration.names import RUN_OPTIONS, Names
 
     names = Names(name_for(session.loaded.path))
     instance = get_instance()

@@ -1,7 +1,8 @@
 """``SplitWorkspace``: one workspace as a Dagster Component. Its attributes are the config
 file (relative to the folder of its ``defs.yaml``) and a name, which prefixes everything the
-workspace defines (``shell/names.py``). Instances are declared in ``$SPLIT_ASSETS_WORKSPACES``
-(``split_assets/app/declared_workspaces.py``) or in any dg project's ``defs/`` folder."""
+workspace defines (``orchestration/names.py``). Instances are declared in
+``$SPLIT_ASSETS_WORKSPACES`` (``split_assets/app/declared_workspaces.py``) or in any dg project's
+``defs/`` folder."""
 
 from __future__ import annotations
 
@@ -10,8 +11,8 @@ from pathlib import Path
 import dagster as dg
 
 from split_assets.app.declared_workspaces import check_name, resolve_config
-from split_assets.shell.names import Names
-from split_assets.shell.workspace_defs import workspace_definitions
+from split_assets.orchestration.names import Names
+from split_assets.orchestration.workspace_defs import workspace_definitions
 
 
 class SplitWorkspace(dg.Component, dg.Model, dg.Resolvable):

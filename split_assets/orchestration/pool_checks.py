@@ -15,10 +15,10 @@ from dagster import AssetCheckResult, AssetCheckSeverity, AssetCheckSpec, Previe
 
 from split_assets.app.messages import as_user_error, validation_holds
 from split_assets.errors import RunFailure, SplitAssetsError
-from split_assets.shell.names import Names
-from split_assets.shell.partitions import partitions_of
-from split_assets.split.errors import ValidationWrongShort
+from split_assets.orchestration.names import Names
+from split_assets.orchestration.partitions import partitions_of
 from split_assets.split.freeze import FrozenSplit
+from split_assets.split.impossible import ValidationWrongShort
 from split_assets.split.invariants import INVARIANTS, verify
 from split_assets.split.problem import SplitProblem
 from split_assets.split.validation import PowerVerdict, power_verdict
@@ -26,7 +26,7 @@ from split_assets.workspace.partition import Partition
 
 # Partitioned checks (one result per fingerprint) are a preview feature of Dagster 1.13: used
 # deliberately, so its warning is not shown to every user of the code location (nor where the
-# definitions are built: shell/workspace_defs.py).
+# definitions are built: orchestration/workspace_defs.py).
 PARTITIONED_CHECKS = "Specifying a partitions_def on an AssetCheckSpec"
 warnings.filterwarnings("ignore", category=PreviewWarning, message=PARTITIONED_CHECKS)
 

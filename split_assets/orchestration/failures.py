@@ -15,7 +15,7 @@ from dagster import Failure, MetadataValue
 from split_assets.app.messages import as_user_error
 from split_assets.errors import SplitAssetsError, environment_error
 from split_assets.lib import interrupts
-from split_assets.split.errors import SplitImpossible
+from split_assets.split.impossible import SplitImpossible
 
 F = TypeVar("F", bound=Callable[..., Any])
 EXIT_CODE_KEY = "exit_code"

@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING
 
 import dagster as dg
 
-from split_assets.shell.console_log import compact_console_logger
-from split_assets.shell.executors import chosen_executor
-from split_assets.shell.names import Names
+from split_assets.orchestration.console_log import compact_console_logger
+from split_assets.orchestration.executors import chosen_executor
+from split_assets.orchestration.names import Names
 
 SPLIT_JOB = Names().job  # the unprefixed workspace's job: "split_pipeline"
 
@@ -19,8 +19,8 @@ if TYPE_CHECKING:
 
 
 def location_settings(executor: str | None = None) -> dg.Definitions:
-    """The executor (local, celery or k8s: ``$SPLIT_ASSETS_EXECUTOR``, shell/executors.py) and
-    the console logger, once per code location."""
+    """The executor (local, celery or k8s: ``$SPLIT_ASSETS_EXECUTOR``,
+    orchestration/executors.py) and the console logger, once per code location."""
     return dg.Definitions(executor=chosen_executor(executor),
                           loggers={"console": compact_console_logger})
 
@@ -30,7 +30,7 @@ def make_definitions(config_path: Path | str | None = None,
                      executor: str | None = None, name: str | None = None) -> dg.Definitions:
     """One workspace (``name`` None: unprefixed) over a config file (default:
     ``$SPLIT_ASSETS_CONFIG``), or over a session a command already built."""
-    from split_assets.shell.workspace_defs import workspace_definitions
+    from split_assets.orchestration.workspace_defs import workspace_definitions
 
     return dg.Definitions.merge(workspace_definitions(Names(name), config_path, session),
                                 location_settings(executor))

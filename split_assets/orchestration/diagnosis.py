@@ -29,17 +29,21 @@ from dagster import (
 )
 
 from split_assets.app.session import Session
+from split_assets.diagnosis.diagnosis_report import (
+    DiagnosisReport,
+    merge_reports,
+    stop_unless_settled,
+)
 from split_assets.diagnosis.plan import check_before_diagnosis, plan_for
-from split_assets.diagnosis.report import DiagnosisReport, merge_reports, stop_unless_settled
 from split_assets.diagnosis.runner import diagnose, refuse_if_leased
-from split_assets.shell import metadata as md
-from split_assets.shell import names as n
-from split_assets.shell.checks import agreement_check_spec, judge_agreement_result
-from split_assets.shell.failures import fails_cleanly
-from split_assets.shell.names import Names
-from split_assets.shell.partitions import partitions_of
-from split_assets.shell.resources import options_of, session_of
-from split_assets.shell.tags import ALLOW_DEGRADED_TAG
+from split_assets.orchestration import metadata as md
+from split_assets.orchestration import names as n
+from split_assets.orchestration.checks import agreement_check_spec, judge_agreement_result
+from split_assets.orchestration.failures import fails_cleanly
+from split_assets.orchestration.names import Names
+from split_assets.orchestration.partitions import partitions_of
+from split_assets.orchestration.resources import options_of, session_of
+from split_assets.orchestration.tags import ALLOW_DEGRADED_TAG
 
 
 def forget_run(context: OpExecutionContext) -> None:

@@ -14,7 +14,7 @@ from typing import Any
 UNPREFIXED_GROUP = "video_split"
 ASSETS = ("canonical_predictions", "infra_t0_signals", "diagnosis_signals",
           "trainval_selection", "frozen_pools", "candidate_evaluation")
-# the narrow resources a workspace's definitions declare (shell/resources.py)
+# the narrow resources a workspace's definitions declare (orchestration/resources.py)
 SESSION, SIGNAL_STORE, HARNESS_DB, JUDGE_ENDPOINT, RUN_OPTIONS = (
     "session", "signal_store", "harness_db", "judge_endpoint", "run_options")
 

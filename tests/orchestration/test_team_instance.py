@@ -10,9 +10,9 @@ import shutil
 from pathlib import Path
 
 import pytest
-from helpers.postgres import Postgres
 
-from split_assets.shell.instance import team_dagster_yaml
+from split_assets.orchestration.instance import team_dagster_yaml
+from testkit.postgres import Postgres
 
 
 @pytest.mark.timeout(600)

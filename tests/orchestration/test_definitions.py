@@ -181,7 +181,7 @@ def test_diagnosis_shards_run_in_parallel_processes_and_pay_once(
 def test_partition_key_must_match_config_fingerprint(small_workspace: Path) -> None:
     from dagster import DagsterInstance
 
-    from split_assets.shell.instance import register_partition
+    from split_assets.orchestration.instance import register_partition
 
     instance = DagsterInstance.get()
     register_partition(instance, "fp-000000000000")
@@ -203,7 +203,7 @@ def test_each_run_reads_the_config_afresh(small_workspace: Path) -> None:
     from dagster import DagsterInstance
 
     from split_assets.app.session import Session
-    from split_assets.shell.instance import register_partition
+    from split_assets.orchestration.instance import register_partition
 
     instance = DagsterInstance.get()
     key = Session.open(small_workspace).partition.key

@@ -154,7 +154,7 @@ def compare_runs(inputs: Inputs, partition: Partition, candidate: str, control: 
             != manifest["input_digests"]["baseline_predictions"]):
         raise UserError(f"the baseline run {partition.run_id!r} changed since the split was "
                         "frozen", str(partition.files.manifest),
-                        f"freeze it again: split-assets run --config {inputs.loaded.path} (move "
+                        f"freeze it again: split-assets run --config {inputs.config_path} (move "
                         "the old split folder away first)")
     runs = [(candidate, "candidate")] + ([(control, "control")] if control is not None else [])
     answered = {run: inputs.outcomes(run, role, "--candidate" if role == "candidate"

@@ -20,15 +20,15 @@ from split_assets.errors import RunFailure
 from split_assets.lib import interrupts
 from split_assets.lib.canonical import atomic_write_bytes, canonical_bytes
 from split_assets.lib.failpoints import failpoint
-from split_assets.shell import metadata as md
-from split_assets.shell import names as n
-from split_assets.shell import pool_checks
-from split_assets.shell.diagnosis import build_diagnosis_signals
-from split_assets.shell.failures import fails_cleanly
-from split_assets.shell.names import Names
-from split_assets.shell.partitions import partitions_of
-from split_assets.shell.resources import options_of, session_of
-from split_assets.shell.tags import GENERATED_AT_TAG
+from split_assets.orchestration import metadata as md
+from split_assets.orchestration import names as n
+from split_assets.orchestration import pool_checks
+from split_assets.orchestration.diagnosis import build_diagnosis_signals
+from split_assets.orchestration.failures import fails_cleanly
+from split_assets.orchestration.names import Names
+from split_assets.orchestration.partitions import partitions_of
+from split_assets.orchestration.resources import options_of, session_of
+from split_assets.orchestration.tags import GENERATED_AT_TAG
 from split_assets.split.freeze import FrozenSplit, build_pools, manifest, write_frozen
 from split_assets.split.problem import SplitProblem
 from split_assets.split.selection import read_selection, select_trainval, write_selection
@@ -222,8 +222,8 @@ def refuse_degraded(degraded: list[str], allowed: int) -> None:
 
 
 def _candidate_evaluation(context: AssetExecutionContext, s: Session) -> MaterializeResult:
-    from split_assets.evaluation.report import compare_runs
-    from split_assets.evaluation.report import markdown as evaluation_markdown
+    from split_assets.evaluation.comparison import compare_runs
+    from split_assets.evaluation.comparison import markdown as evaluation_markdown
 
     partition, evaluation = s.partition, s.loaded.config.evaluation
     if not evaluation.candidates:

@@ -23,7 +23,7 @@ In-process use::
 
 Foreground use (for example, a benchmark in its own process)::
 
-    python tests/helpers/llm_server.py --port 0 --latency 0.2
+    python testkit/llm_server.py --port 0 --latency 0.2
     # stdout: "READY http://127.0.0.1:<port>/v1" ... on SIGTERM/SIGINT: "REQUESTS <n>"
 """
 
@@ -47,8 +47,8 @@ from dataclasses import dataclass
 from typing import Any
 
 try:
-    from helpers.slots import SlotModel, common_prefix
-except ImportError:  # run as a script (python tests/helpers/llm_server.py): its own folder
+    from testkit.slots import SlotModel, common_prefix
+except ImportError:  # run as a script (python testkit/llm_server.py): its own folder
     from slots import SlotModel, common_prefix  # type: ignore[no-redef]
 
 KINDS = frozenset(

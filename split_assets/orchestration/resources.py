@@ -1,4 +1,4 @@
-"""A workspace's resources, under its own names (``shell/names.py``):
+"""A workspace's resources, under its own names (``orchestration/names.py``):
 
 - ``session``: the ``Session`` each run works with (built on first use in a run, so nothing is
   cached in the code server); a CLI command that already built one lends it to the run it
@@ -25,10 +25,10 @@ from dagster import ConfigurableResource, InitResourceContext, ResourceDefinitio
 from pydantic import Field, PrivateAttr
 
 from split_assets.app.session import Session
+from split_assets.orchestration import names as n
+from split_assets.orchestration.names import Names
+from split_assets.orchestration.tags import ALLOW_DEGRADED_TAG, NO_WAIT_TAG, int_tag
 from split_assets.settings import LoadedConfig
-from split_assets.shell import names as n
-from split_assets.shell.names import Names
-from split_assets.shell.tags import ALLOW_DEGRADED_TAG, NO_WAIT_TAG, int_tag
 
 
 class SessionResource(ConfigurableResource):

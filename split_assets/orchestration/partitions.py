@@ -3,7 +3,7 @@ Each workspace has its own partitions definition (``Names.partitions``)."""
 
 from dagster import DynamicPartitionsDefinition
 
-from split_assets.shell.names import Names
+from split_assets.orchestration.names import Names
 
 
 def partitions_of(names: Names) -> DynamicPartitionsDefinition:

@@ -12,7 +12,8 @@ import subprocess
 from pathlib import Path
 
 from conftest import edit_config
-from helpers.runs import start_run as _start
+
+from testkit.runs import start_run as _start
 
 
 def _finish(procs: dict[str, subprocess.Popen[str]]) -> dict[str, dict[str, str]]:

@@ -18,13 +18,13 @@ from split_assets.sources.harness_db import CanonicalPrediction
 from split_assets.split.freeze import FrozenSplit, pool_questions
 from split_assets.split.layout import POOLS
 from split_assets.split.problem import SplitProblem
-from split_assets.split.questions import tier_distribution
+from split_assets.split.problem_inputs import tier_distribution
 from split_assets.split.stats import accuracy, deviation_rows, t2_by_type, tier_counts
 from split_assets.store.signals import SignalRow
 
 if TYPE_CHECKING:
     from split_assets.app.session import Session
-    from split_assets.diagnosis.report import DiagnosisReport
+    from split_assets.diagnosis.diagnosis_report import DiagnosisReport
     from split_assets.split.selection import Selection
     from split_assets.workspace.partition import Partition
 

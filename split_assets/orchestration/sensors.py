@@ -24,9 +24,9 @@ from dagster import (
 )
 
 from split_assets.errors import SplitAssetsError, environment_error
+from split_assets.orchestration.names import Names
+from split_assets.orchestration.partitions import partitions_of
 from split_assets.settings import LoadedConfig, load_config
-from split_assets.shell.names import Names
-from split_assets.shell.partitions import partitions_of
 from split_assets.store.digest_cache import RACY_NS, signature, wal_of
 from split_assets.workspace.fingerprint import compute_fingerprint
 

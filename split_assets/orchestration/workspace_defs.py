@@ -1,4 +1,4 @@
-"""One workspace's definitions under its names (``shell/names.py``): the six assets,
+"""One workspace's definitions under its names (``orchestration/names.py``): the six assets,
 frozen_pools' checks and judge_agreement, the ``split_pipeline`` job, the sensor and the
 resources. The executor and loggers are the code location's, set once
 (``split_assets/definitions.py``)."""
@@ -11,13 +11,13 @@ from typing import TYPE_CHECKING
 
 from dagster import AssetSelection, Definitions, PreviewWarning, define_asset_job
 
-from split_assets.shell.assets import build_assets
-from split_assets.shell.checks import build_agreement_check
-from split_assets.shell.instance import DIAGNOSIS_TAG
-from split_assets.shell.names import Names
-from split_assets.shell.pool_checks import PARTITIONED_CHECKS
-from split_assets.shell.resources import build_resources, loaded_or_error
-from split_assets.shell.sensors import build_sensor
+from split_assets.orchestration.assets import build_assets
+from split_assets.orchestration.checks import build_agreement_check
+from split_assets.orchestration.instance import DIAGNOSIS_TAG
+from split_assets.orchestration.names import Names
+from split_assets.orchestration.pool_checks import PARTITIONED_CHECKS
+from split_assets.orchestration.resources import build_resources, loaded_or_error
+from split_assets.orchestration.sensors import build_sensor
 
 if TYPE_CHECKING:
     from split_assets.app.session import Session

@@ -14,7 +14,7 @@ from conftest import edit_config, kv
 from dagster import AssetKey, DagsterInstance
 
 from split_assets.definitions import SPLIT_JOB, make_definitions
-from split_assets.shell.instance import register_partition
+from split_assets.orchestration.instance import register_partition
 
 Cli = Callable[..., tuple[int, str, str]]
 
@@ -85,8 +85,8 @@ def test_a_stale_partition_that_would_need_a_judge_fails_in_one_line(small_works
 
 def _statuses(keys: list[str]) -> dict[str, set[str]]:
     """Per partition, the set of statuses its six assets show (what the UI colours)."""
-    from split_assets.shell.names import Names
-    from split_assets.shell.partitions import partitions_of
+    from split_assets.orchestration.names import Names
+    from split_assets.orchestration.partitions import partitions_of
 
     instance, seen = DagsterInstance.get(), {key: set() for key in keys}
     for asset in ("canonical_predictions", "infra_t0_signals", "diagnosis_signals",
