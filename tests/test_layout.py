@@ -22,7 +22,7 @@ MAX_FUNCTION_LINES = 50
 # The folders (and top-level modules) bottom up: each imports only from layers below its own,
 # never sideways, at the top of a module or inside a function alike (README "Development").
 LAYERS: tuple[frozenset[str], ...] = tuple(map(frozenset, (
-    ("split_assets", "errors"),  # the package root; the errors every layer raises
+    ("split_assets", "errors", "config_keys"),  # the root; the errors; the config keys' table
     ("lib", "envfile"),  # no domain: canonical JSON, files, interrupts, redaction, .env
     ("store",),  # everything persisted: the signal store (SQLite, PostgreSQL), ledger, caches
     ("sources",),  # a workspace's inputs read: benchmark, harness db, video store, config file
@@ -213,6 +213,30 @@ def test_the_core_never_holds_the_whole_config() -> None:
                 elif isinstance(node, ast.ImportFrom) and any(
                         a.name in ("LoadedConfig", "load_config") for a in node.names):
                     wrong.add(f"{_name(path)}:{node.lineno} imports {node.names[0].name}")
+    assert wrong == set()
+
+
+YAML_KEY = re.compile(r"(?<![\w.])(?:paths|diag|video_split|evaluation)\.[a-z_]+")
+
+
+def test_the_core_names_config_parameters_not_keys() -> None:
+    """A message of the core names a parameter (``config_key("signals_db")``): where the user
+    sets it is the one table's (``config_keys.py``), not spelled again in a string."""
+    wrong = set()
+    for path in _modules():
+        if path.relative_to(PACKAGE).parts[0] not in CORE or path.parts[-2] == "settings":
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        docstrings = {id(n.body[0].value) for n in ast.walk(tree)
+                      if isinstance(n, ast.Module | ast.ClassDef | ast.FunctionDef
+                                    | ast.AsyncFunctionDef)
+                      and n.body and isinstance(n.body[0], ast.Expr)}
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Constant) and isinstance(node.value, str)
+                    and id(node) not in docstrings):
+                wrong |= {f"{_name(path)}:{node.lineno} {m.group(0)}"
+                          for m in YAML_KEY.finditer(node.value)
+                          if m.group(0) not in ("evaluation.json", "video_split.yaml")}
     assert wrong == set()
 
 

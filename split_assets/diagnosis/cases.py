@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import TYPE_CHECKING
 
+from split_assets.config_keys import config_key
 from split_assets.errors import InputError
 from split_assets.judge import JudgeCase
 from split_assets.sources.harness_db import CanonicalPrediction
@@ -50,7 +51,7 @@ class CaseSource:
             raise InputError(f"{len(missing)} wrong answer(s) have no trace in run "
                              f"{inputs.run_id!r} (e.g. {', '.join(missing[:5])})",
                              "harness db traces",
-                             "record the traces, or use diag.context: answer_only")
+                             f"record the traces, or use {config_key('context')}: answer_only")
         self.skills = inputs.skills
         from split_assets.sources.video_store import first_missing_tree
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from split_assets.config_keys import config_key
 from split_assets.errors import UserError
 from split_assets.evaluation.exposure import pending, test_pool
 from split_assets.evaluation.reuse import holm
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
 ALPHA = 0.05
 POOL = "test"
 NO_BUDGET_NOTE = ("claims made look by look are only valid with a budget: set "
-                  "evaluation.test_looks_max before the first test look")
+                  f"{config_key('test_looks_max')} before the first test look")
 
 
 def family(looks: list[Look]) -> list[tuple[str, list[str], float]]:
@@ -76,7 +77,7 @@ def claim(looks: list[Look], digest: str, budget: int | None) -> dict[str, Any]:
     out.update(test_looks_max=budget, alpha_per_look=ALPHA / budget, beyond_budget=beyond,
                significant=(not beyond) and pvalues[index] < ALPHA / budget)
     if beyond:
-        out["note"] = (f"look {index + 1} is beyond evaluation.test_looks_max {budget} (spent "
+        out["note"] = (f"look {index + 1} is beyond {config_key('test_looks_max')} {budget} (spent "
                        f"with --spend-test-look): no claim holds for it at {ALPHA}/{budget}")
     return out
 
@@ -125,7 +126,7 @@ def record(partition: Partition, report: dict[str, Any], source: str,
         except LookRefused as refused:
             raise UserError(
                 f"a new look at test refused: the {refused.looks} look(s) of "
-                f"evaluation.test_looks_max {refused.budget} are spent on split "
+                f"{config_key('test_looks_max')} {refused.budget} are spent on split "
                 f"{report['split_id']}", "--pool test",
                 "pass --spend-test-look to look anyway (no claim will hold for it), or "
                 "compare on validation") from None

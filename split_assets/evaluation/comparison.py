@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+from split_assets.config_keys import config_key
 from split_assets.errors import InputError, UserError
 from split_assets.evaluation.claims import claim_line
 from split_assets.evaluation.mcnemar import compare
@@ -35,9 +36,9 @@ if TYPE_CHECKING:
     from split_assets.workspace.partition import Partition
 BIAS_NOTE = ("no control run: the validation gain is biased upward (validation was chosen "
              "with the baseline's wrong answers in view, so a plain re-run gains there by "
-             "regression to the mean); set evaluation.control_run or pass --control")
+             f"regression to the mean); set {config_key('control_run')} or pass --control")
 TEST_NOT_SHOWN = ("test not compared: test is looked at only by 'split-assets compare --pool "
-                  "test', each distinct candidate a look (see evaluation.test_looks_max)")
+                  f"test', each distinct candidate a look (see {config_key('test_looks_max')})")
 VALIDATION_ONLY = ("validation",)
 
 

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from split_assets.config_keys import config_key
 from split_assets.errors import UserError
 from split_assets.evaluation.comparison import load_pools
 from split_assets.evaluation.exposure import POOL, record_test_look, test_pool
@@ -205,7 +206,7 @@ def _record_export(partition: Partition, ids: list[str], name: str, spend: bool)
         except LookRefused as refused:
             raise UserError(
                 f"exporting test refused: a look at test, and the {refused.looks} look(s) of "
-                f"evaluation.test_looks_max {refused.budget} are spent on split "
+                f"{config_key('test_looks_max')} {refused.budget} are spent on split "
                 f"{pool.split_id}", "--pool test", "pass --spend-test-look to export it "
                 "anyway (no claim will hold for what it shows), or export validation") from None
     return (f"ledger: test look (the test pool exported as {name})"

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from split_assets.config_keys import config_key
 from split_assets.evaluation.mcnemar import power_summary
 from split_assets.split.problem import SplitProblem
 from split_assets.workspace.other_runs import CONTROL
@@ -40,7 +41,7 @@ def pool_power(problem: SplitProblem, videos: dict[str, tuple[str, ...]],
                 shares.append(sum(a != b for a, b in usable) / len(usable))
         runs = (reruns[0][0] if control else f"{len(reruns)} reference run(s)")
         if discordance is not None:
-            psi, source = discordance, "evaluation.discordance"
+            psi, source = discordance, config_key("discordance")
         elif shares and sum(shares) > 0:
             psi = sum(shares) / len(shares)
             source = f"measured: baseline vs {runs}"
@@ -62,12 +63,12 @@ def pool_power(problem: SplitProblem, videos: dict[str, tuple[str, ...]],
 def _why(runs: str, any_rerun: bool, shares: list[float]) -> str:
     """Why the discordance of a pool could not be measured, and what to do."""
     if not any_rerun:
-        return "no control or reference run; set evaluation.discordance"
+        return f"no control or reference run; set {config_key('discordance')}"
     if not shares:
         return (f"{runs} answered no question of this pool; import its answers or set "
-                "evaluation.discordance")
+                f"{config_key('discordance')}")
     return (f"{runs} agree with the baseline on every answer of this pool (measured 0), which "
-            "says nothing of how answers move; set evaluation.discordance or import a "
+            f"says nothing of how answers move; set {config_key('discordance')} or import a "
             "control run")
 
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from split_assets.config_keys import config_key
 from split_assets.errors import UserError
 from split_assets.evaluation.exposure import TestPool, pool_of, record_test_look
 from split_assets.evaluation.reuse import one_sided_p
@@ -161,7 +162,7 @@ def record_import_look(store: SignalStore, target: Frozen, run_id: str, outcomes
         raise UserError(
             f"import refused: run {run_id!r} answers {len(ids)} test questions of split "
             f"{pool.split_id}, and the harness already printed its accuracy on them: a look "
-            f"at test, and the {refused.looks} look(s) of evaluation.test_looks_max "
+            f"at test, and the {refused.looks} look(s) of {config_key('test_looks_max')} "
             f"{refused.budget} are spent", "--role",
             "evaluate candidates on validation only (split-assets export lmms-eval --pool "
             "validation), or pass --spend-test-look (no claim will hold for it); nothing was "

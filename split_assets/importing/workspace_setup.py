@@ -12,6 +12,7 @@ from typing import Any
 
 from ruamel.yaml.comments import CommentedMap
 
+from split_assets.config_keys import config_key
 from split_assets.errors import InputError
 from split_assets.settings.sections import validation_size
 from split_assets.sources.benchmark import Benchmark, Levels, read_benchmark_files
@@ -95,7 +96,8 @@ def _letter_of(answer: Answer | None, benchmark: Benchmark, qid: str) -> str:
 
 
 _HEADER = ("written by 'split-assets import'; README \"Importing published results\" and "
-           "\"Configuration\"\ndocument every key. Later imports update diag.reference_runs "
+           f"\"Configuration\"\ndocument every key. Later imports update "
+                             f"{config_key('reference_runs')} "
            "and the evaluation runs.")
 
 
@@ -110,12 +112,12 @@ def register(doc: CommentedMap, config: Path, run_id: str, role: str,
     if role == "reference":
         if not append_run(section_of(doc, "diag"), "reference_runs", run_id):
             return False
-        notes.append(f"added {run_id} to diag.reference_runs in {config}")
+        notes.append(f"added {run_id} to {config_key('reference_runs')} in {config}")
     elif role == "candidate":
         if not append_run(section_of(doc, "evaluation"), "candidates", run_id):
             return False
-        notes.append(f"added {run_id} to evaluation.candidates in {config}")
+        notes.append(f"added {run_id} to {config_key('candidates')} in {config}")
     else:
         section_of(doc, "evaluation")["control_run"] = Inserted(run_id)
-        notes.append(f"set evaluation.control_run: {run_id} in {config}")
+        notes.append(f"set {config_key('control_run')}: {run_id} in {config}")
     return True

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
+from split_assets.config_keys import config_key
 from split_assets.errors import RunFailure, UserError
 from split_assets.judge.base import JudgeOutcome
 from split_assets.judge.replies import Reply
@@ -60,7 +61,7 @@ def check_environment() -> None:
     if not os.environ.get(KEY_VAR):
         raise UserError(f"{KEY_VAR} is not set", "environment",
                         f"export {KEY_VAR} (and {URL_VAR} for a non-OpenAI endpoint) before "
-                        "running with diag.judge: openai")
+                        f"running with {config_key('judge')}: openai")
 
 
 class CircuitBreaker:
@@ -82,7 +83,7 @@ class CircuitBreaker:
     def check(self) -> None:
         if self.is_open:
             raise BreakerOpen(f"the endpoint failed {self.threshold} attempts in a row "
-                              f"(diag.openai.breaker_threshold: {self.threshold})", URL_VAR,
+                              f"({config_key('breaker_threshold')}: {self.threshold})", URL_VAR,
                               "check the endpoint, then materialize again: finished "
                               "diagnoses are kept and not paid twice")
 

@@ -21,6 +21,7 @@ from typing import Any
 
 import openai
 
+from split_assets.config_keys import config_key
 from split_assets.errors import UserError
 from split_assets.judge.budget import TimeBudget
 from split_assets.judge.call_policy import (
@@ -156,7 +157,7 @@ class ChatClient:
         call that follows; any other stops this question only."""
         if exc.status_code in (403, 404):
             self._fatal = UserError(f"the endpoint answered {exc.status_code} for model "
-                                    f"{self.model!r}", f"diag.model / {URL_VAR}",
+                                    f"{self.model!r}", f"{config_key('model')} / {URL_VAR}",
                                     "check the model name and the endpoint URL")
         else:
             refused = refused_mode(exc, self.settings.response_format)

@@ -15,6 +15,7 @@ import aiohttp
 import httpx2  # the openai client's HTTP layer: its TLS defaults are used as they are
 import openai
 
+from split_assets.config_keys import config_key
 from split_assets.errors import UserError
 
 
@@ -86,6 +87,6 @@ def refused_mode(exc: openai.APIStatusError, mode: str) -> UserError | None:
     other = "json_object or text" if mode == "json_schema" else "text"
     return UserError(f"the endpoint refused response_format {mode} (400: "
                      f"{' '.join(str(exc.message).split())[:160]})",
-                     "diag.openai.response_format",
+                     config_key("response_format"),
                      f"set it to {other} (a new fingerprint), or use an endpoint that "
                      f"supports {mode}")

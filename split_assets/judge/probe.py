@@ -26,6 +26,7 @@ from typing import Any
 import openai
 import orjson
 
+from split_assets.config_keys import config_key
 from split_assets.errors import UserError
 from split_assets.judge.call_policy import KEY_VAR, URL_VAR, check_environment
 from split_assets.judge.chat_transport import client_redactor
@@ -99,7 +100,7 @@ class Prober:
                 raise
             raise UserError(f"the endpoint answered {exc.status_code} "
                             f"({' '.join(str(exc.message).split())[:120]})",
-                            f"diag.model / {URL_VAR}", "check the model name and the URL"
+                            f"{config_key('model')} / {URL_VAR}", "check the model name and the URL"
                             ) from None
         return answer, time.monotonic() - started
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from split_assets.config_keys import config_key
 from split_assets.errors import InputError
 from split_assets.lib.canonical import digest_of, sha256_hex
 
@@ -17,7 +18,7 @@ def load_templates(prompts_dir: Path, names: tuple[str, ...]) -> dict[str, str]:
     for name in names:
         path = prompts_dir / f"{name}.md"
         if not path.is_file():
-            raise InputError(f"prompt template '{name}' missing: {path}", "diag.prompts_dir",
+            raise InputError(f"prompt template '{name}' missing: {path}", config_key("prompts_dir"),
                              "restore the template or point prompts_dir at a complete set")
         try:
             text = path.read_text(encoding="utf-8").replace("\r\n", "\n")

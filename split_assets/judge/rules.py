@@ -24,6 +24,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from split_assets.config_keys import config_key
 from split_assets.errors import InputError
 from split_assets.judge.base import JudgeCase, JudgeOutcome
 from split_assets.judge.schema import Diagnosis
@@ -120,7 +121,7 @@ class RulesJudge:
         q = case.question
         if case.trace is None or case.tree is None:
             raise InputError(f"rules judge in full context needs the trace and tree of "
-                             f"{q.question_id!r}", "diag.context", "provide them")
+                             f"{q.question_id!r}", config_key("context"), "provide them")
         return opened_nodes(case.trace, self.params.open_tool, case.tree.nodes, q.question_id,
                             q.video_id)
 

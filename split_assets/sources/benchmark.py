@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from split_assets.config_keys import config_key
 from split_assets.errors import InputError
 from split_assets.lib.canonical import digest_of_list
 from split_assets.sources.json_records import json_records
@@ -76,7 +77,7 @@ class Levels:
         if not math.isfinite(number):
             raise InputError(f"{self.field} {value!r} is not a number to cut at "
                              f"difficulty_edges", location, "write it in seconds, or remove "
-                             "video_split.difficulty_edges to use its values as levels")
+                             f"{config_key('difficulty_edges')} to use its values as levels")
         index = sum(number > edge for edge in self.edges)
         return self.level_names()[index]
 
@@ -174,7 +175,7 @@ def _question(location: str, rec: dict[str, Any], levels: Levels) -> Question:
         missing.append("options")
     if missing:
         raise InputError(f"question is missing required field(s) {', '.join(missing)}", location,
-                         "add them (difficulty_field is set in video_split.difficulty_field)")
+                         f"add them (difficulty_field is set in {config_key('difficulty_field')})")
     video_id = str(rec["video_id"])
     if not SAFE_VIDEO_ID.match(video_id) or video_id in (".", ".."):
         raise InputError(f"unsafe video_id {video_id!r}", location,
@@ -205,12 +206,15 @@ def load_benchmark(questions_dir: Path, levels: Levels | str | None = "duration"
                    letter_rule: str = "videomme") -> Benchmark:
     """Read every ``*.json`` / ``*.jsonl`` file of ``questions_dir`` in sorted name order."""
     if not questions_dir.is_dir():
-        raise InputError(f"benchmark folder not found: {questions_dir}", "paths.questions_dir",
-                         "point paths.questions_dir at the folder of *.json / *.jsonl files")
+        raise InputError(f"benchmark folder not found: {questions_dir}",
+                         config_key("questions_dir"),
+                         f"point {config_key('questions_dir')} at the folder of *.json / *.jsonl "
+                         "files")
     files = sorted(p for p in questions_dir.iterdir()
                    if p.is_file() and p.suffix in (".json", ".jsonl"))
     if not files:
-        raise InputError(f"no *.json or *.jsonl files in {questions_dir}", "paths.questions_dir",
+        raise InputError(f"no *.json or *.jsonl files in {questions_dir}",
+                         config_key("questions_dir"),
                          "add the benchmark files")
     benchmark = read_benchmark_files(files, levels, letter_rule)
     if not benchmark.questions:
@@ -218,9 +222,9 @@ def load_benchmark(questions_dir: Path, levels: Levels | str | None = "duration"
         verb = "holds" if len(files) == 1 else "hold"
         raise InputError(f"the benchmark is empty: {names} in {questions_dir} {verb} no "
                          "question",
-                         "paths.questions_dir",
+                         config_key("questions_dir"),
                          "put the benchmark's videos or questions in it (a JSON list, or JSONL), "
-                         "or point paths.questions_dir at the benchmark's folder")
+                         f"or point {config_key('questions_dir')} at the benchmark's folder")
     return benchmark
 
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from split_assets.config_keys import config_key
 from split_assets.errors import InputError
 from split_assets.lib.canonical import digest_of, digest_of_list
 from split_assets.sources.benchmark import Benchmark
@@ -45,17 +46,17 @@ HARNESS_LOCK_TIMEOUT_S = 10.0
 def _db_error(exc: sqlite3.Error, path: Path) -> InputError:
     """A sqlite3 error on the harness db as the one-line error the CLI prints."""
     reason = str(exc) or type(exc).__name__
-    where = f"paths.harness_db {path}"
+    where = f"{config_key('harness_db')} {path}"
     if "not a database" in reason or "file is encrypted" in reason:
         return InputError(f"the harness database is not a SQLite database ({reason})", where,
-                          "point paths.harness_db at the agent's SQLite database")
+                          f"point {config_key('harness_db')} at the agent's SQLite database")
     if "locked" in reason or "busy" in reason:
         return InputError(f"the harness database stayed locked for {HARNESS_LOCK_TIMEOUT_S:g} s "
                           f"({reason})", where, "wait for the agent to finish writing, or copy "
-                          "the database and point paths.harness_db at the copy")
+                          f"the database and point {config_key('harness_db')} at the copy")
     return InputError(f"cannot read the harness database ({type(exc).__name__}: {reason})",
                       where, "check the file (sqlite3 FILE 'PRAGMA integrity_check'), or point "
-                             "paths.harness_db at a good copy")
+                             f"{config_key('harness_db')} at a good copy")
 
 
 @contextmanager
@@ -66,8 +67,8 @@ def open_readonly(path: Path) -> Iterator[sqlite3.Connection]:
     ``HARNESS_LOCK_TIMEOUT_S``, corrupt) becomes an InputError naming paths.harness_db.
     """
     if not path.is_file():
-        raise InputError(f"harness database not found: {path}", "paths.harness_db",
-                         "point paths.harness_db at the agent's SQLite database")
+        raise InputError(f"harness database not found: {path}", config_key("harness_db"),
+                         f"point {config_key('harness_db')} at the agent's SQLite database")
     # as_uri() percent-encodes '?', '#' and '%' in the path, which the URI would misread
     uri = f"{path.resolve().as_uri()}?mode=ro"
     try:
@@ -82,7 +83,8 @@ def open_readonly(path: Path) -> Iterator[sqlite3.Connection]:
         conn.close()
 
 
-_MAKE_ONE = ("point paths.harness_db at the agent's harness db, or make one from published "
+_MAKE_ONE = (f"point {config_key('harness_db')} at the agent's harness db, or make one from "
+             "published "
              "results: split-assets import videomme|lmms-eval|vlmevalkit|predictions ... "
              "--workspace DIR (README 'Importing published results')")
 
@@ -92,7 +94,7 @@ def require_table(conn: sqlite3.Connection, table: str, columns: Iterable[str], 
     if not cols:
         tables = [r[0] for r in conn.execute(
             "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY 1")]
-        where = f"paths.harness_db {db}"
+        where = f"{config_key('harness_db')} {db}"
         if not tables:  # SQLite reads an empty file as an empty database
             size = db.stat().st_size
             raise InputError("the harness database is empty (" + (
@@ -178,7 +180,7 @@ def _raw_rows(db: Path, run_id: str) -> list[tuple[Any, ...]]:
                 "SELECT DISTINCT run_id FROM predictions ORDER BY 1")]
             shown = ", ".join(present[:10]) + (" ..." if len(present) > 10 else "")
             raise InputError(f"run id {run_id!r} not in the harness database (runs present: "
-                             f"{shown or 'none'})", "video_split.baseline_run_id",
+                             f"{shown or 'none'})", config_key("baseline_run_id"),
                              "set baseline_run_id to one of the runs present")
     return rows
 
@@ -242,7 +244,7 @@ def canonical_predictions(db: Path, run_id: str, benchmark: Benchmark,
         shown = ", ".join(sorted(unknown)[:5])
         raise InputError(f"{len(unknown)} prediction(s) for questions not in the benchmark "
                          f"(e.g. {shown})", f"harness db run {run_id!r}",
-                         "use the benchmark the run was made on (paths.questions_dir)")
+                         f"use the benchmark the run was made on ({config_key('questions_dir')})")
     missing = [qid for qid in benchmark.by_id if qid not in best]
     if missing and missing_policy != "infra":
         raise InputError(f"{len(missing)} benchmark question(s) have no prediction in run "

@@ -8,6 +8,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from split_assets.config_keys import config_key
 from split_assets.errors import InputError
 
 
@@ -35,7 +36,7 @@ def opened_nodes(trace: Sequence[TraceStep], open_tool: str, tree_nodes: Iterabl
             node_id = str((content.get("args") or {}).get("node_id"))
             if node_id not in known:
                 raise InputError(f"trace of {question_id!r} opens node {node_id!r}, which is "
-                                 f"not in the tree of video {video_id!r}", "paths.store_dir",
+                                 f"not in the tree of video {video_id!r}", config_key("store_dir"),
                                  "use the tree the run was made on, or fix the trace")
             opened.append(node_id)
     return opened

@@ -12,6 +12,7 @@ from typing import Any
 import orjson
 import yaml
 
+from split_assets.config_keys import config_key
 from split_assets.errors import InputError
 from split_assets.lib.canonical import digest_of, sha256_hex
 from split_assets.lib.files import read_utf8
@@ -59,9 +60,10 @@ def require_store(store_dir: Path) -> None:
     if not store_dir.is_dir():
         what = "is not a folder" if store_dir.exists() else "not found"
         raise InputError(f"store folder {what}: {store_dir}",
-                         "paths.store_dir",
-                         "point paths.store_dir at the folder holding videos/<video_id>/tree.json"
-                         " and skills/<version>/*.md, or use diag.context: answer_only")
+                         config_key("store_dir"),
+                         f"point {config_key('store_dir')} at the folder holding "
+                         "videos/<video_id>/tree.json"
+                         f" and skills/<version>/*.md, or use {config_key('context')}: answer_only")
 
 
 def load_tree(store_dir: Path, video_id: str) -> VideoTree:
@@ -69,8 +71,8 @@ def load_tree(store_dir: Path, video_id: str) -> VideoTree:
     path = tree_path(store_dir, video_id)
     if not path.is_file():
         require_store(store_dir)
-        raise InputError(f"video tree missing for {video_id!r}: {path}", "paths.store_dir",
-                         "add the tree, or use diag.context: answer_only")
+        raise InputError(f"video tree missing for {video_id!r}: {path}", config_key("store_dir"),
+                         f"add the tree, or use {config_key('context')}: answer_only")
     try:
         raw = path.read_bytes()
     except OSError as exc:
@@ -114,13 +116,16 @@ def load_skills(store_dir: Path, version: str) -> list[Skill]:
     require_store(store_dir)
     folder = store_dir / "skills" / version
     if not folder.parent.is_dir():
-        raise InputError(f"the store has no skills folder: {folder.parent}", "paths.store_dir",
-                         f"add the skills as {folder}/*.md, or use diag.context: answer_only")
+        raise InputError(f"the store has no skills folder: {folder.parent}",
+                         config_key("store_dir"),
+                         f"add the skills as {folder}/*.md, or use {config_key('context')}: "
+                         "answer_only")
     if not folder.is_dir():
         versions = sorted(p.name for p in folder.parent.iterdir() if p.is_dir())
         raise InputError(f"skills folder missing: {folder} (versions present: "
-                         f"{', '.join(versions) or 'none'})", "diag.skills_version",
-                         "add the skills or set diag.skills_version to an existing version")
+                         f"{', '.join(versions) or 'none'})", config_key("skills_version"),
+                         f"add the skills or set {config_key('skills_version')} to an existing "
+                         "version")
     skills = []
     for path in sorted(folder.glob("*.md")):
         text = _read_text(path, "skill")

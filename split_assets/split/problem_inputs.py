@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 
+from split_assets.config_keys import config_key
 from split_assets.errors import ConfigError, InputError
 from split_assets.lib.canonical import digest_of
 from split_assets.settings import VideoSplitConfig
@@ -46,7 +47,7 @@ def balance_values(benchmark: Benchmark, fields: list[str]) -> dict[str, tuple[s
             known = sorted({k for q in benchmark.questions for k in q.extra})
             raise ConfigError(f"balance field {name!r} is missing on {len(lacking)} of "
                               f"{len(benchmark.questions)} questions (e.g. {lacking[0]})",
-                              "video_split.balance",
+                              config_key("balance"),
                               "list question fields every question has: "
                               + (", ".join(known) or "(the questions have no extra fields)"))
     for q in benchmark.questions:

@@ -11,6 +11,7 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
+from split_assets.config_keys import config_key
 from split_assets.errors import UserError
 
 
@@ -73,7 +74,7 @@ def sqlite_errors(path: Path, doing: str, waited_s: float = BUSY_TIMEOUT_S) -> I
     except sqlite3.Error as exc:
         raise UserError(f"cannot {doing} the signal store: "
                         f"{_describe_sqlite(exc, path, waited_s)}",
-                        f"paths.signals_db {path}",
+                        f"{config_key('signals_db')} {path}",
                         "stop other programs using it, check the file's permissions and free "
                         "space, then run again (finished diagnoses are kept)") from None
 

@@ -26,6 +26,7 @@ from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any, ClassVar
 
+from split_assets.config_keys import config_key
 from split_assets.errors import UserError
 from split_assets.store.conventions import (
     BUSY_TIMEOUT_S,
@@ -76,10 +77,11 @@ class SignalStore(SignalRows, Leases, Telemetry, Records, Ledger):
             self._migrate()
             return
         if path.is_dir():
-            raise UserError(f"the signal store is a folder: {path}", "paths.signals_db",
-                            "point paths.signals_db at a file (it is created on first use)")
+            raise UserError(f"the signal store is a folder: {path}", config_key("signals_db"),
+                            f"point {config_key('signals_db')} at a file (it is created on first "
+                            "use)")
         if not create and not path.is_file():
-            raise UserError(f"signal store not found: {path}", "paths.signals_db",
+            raise UserError(f"signal store not found: {path}", config_key("signals_db"),
                             "run 'split-assets run' first, or pass the config the split was "
                             "made with")
         # files this open creates are removed again if it fails (a full disk, a read-only
@@ -111,8 +113,10 @@ class SignalStore(SignalRows, Leases, Telemetry, Records, Ledger):
         version = int(self._conn.execute("PRAGMA user_version").fetchone()[0])
         if version > SCHEMA_VERSION:
             raise UserError(f"the signal store has schema version {version}; this release "
-                            f"reads up to {SCHEMA_VERSION}", f"paths.signals_db {self.path}",
-                            "upgrade split_assets, or point paths.signals_db at another file")
+                            f"reads up to {SCHEMA_VERSION}",
+                            f"{config_key('signals_db')} {self.path}",
+                            f"upgrade split_assets, or point {config_key('signals_db')} at another "
+                            "file")
         return version
 
     def _migrate(self) -> None:

@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import parse_qs, urlsplit
 
+from split_assets.config_keys import config_key
 from split_assets.errors import UserError
 from split_assets.store.conventions import BUSY_TIMEOUT_S, env_seconds
 from split_assets.store.leases import Held
@@ -52,7 +53,7 @@ def is_store_url(location: object) -> bool:
     return isinstance(location, str) and "://" in location
 
 
-def check_store_url(url: str, where: str = "paths.signals_db") -> str:
+def check_store_url(url: str, where: str = config_key("signals_db")) -> str:
     """A ``postgresql://`` URL without a password, or one line saying what to do."""
     try:
         parts = urlsplit(url)
@@ -82,7 +83,8 @@ def pg_errors(url: str, doing: str) -> Iterator[None]:
     except psycopg.Error as exc:
         lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
         cause = lines[0] if lines else type(exc).__name__
-        raise UserError(f"cannot {doing} the signal store: {cause}", f"paths.signals_db {url}",
+        raise UserError(f"cannot {doing} the signal store: {cause}",
+                        f"{config_key('signals_db')} {url}",
                         _FIX) from None
 
 
@@ -109,8 +111,9 @@ def _require_psycopg(url: str) -> None:
         import psycopg_pool  # noqa: F401
     except ImportError:
         raise UserError("the PostgreSQL signal store needs psycopg 3 and psycopg-pool",
-                        f"paths.signals_db {url}",
-                        "pip install -e '.[postgres]' (or point paths.signals_db at a file)"
+                        f"{config_key('signals_db')} {url}",
+                        f"pip install -e '.[postgres]' (or point {config_key('signals_db')} at a "
+                        "file)"
                         ) from None
 
 
@@ -172,7 +175,7 @@ class PgSignalStore(SignalStore):
                     self._migrate()
                 elif self._check_version() == 0:
                     raise UserError(f"signal store not found: {url} has no split_assets tables",
-                                    "paths.signals_db", "run 'split-assets run' first, or "
+                                    config_key("signals_db"), "run 'split-assets run' first, or "
                                     "copy a store there with 'split-assets signals copy'")
         except BaseException:
             self._give_back()
@@ -206,8 +209,9 @@ class PgSignalStore(SignalStore):
         version = int(self._x("SELECT MAX(version) FROM split_assets_schema").fetchone()[0] or 0)
         if version > SCHEMA_VERSION:
             raise UserError(f"the signal store has schema version {version}; this release "
-                            f"reads up to {SCHEMA_VERSION}", f"paths.signals_db {self.location}",
-                            "upgrade split_assets, or point paths.signals_db at another "
+                            f"reads up to {SCHEMA_VERSION}",
+                            f"{config_key('signals_db')} {self.location}",
+                            f"upgrade split_assets, or point {config_key('signals_db')} at another "
                             "database")
         return version
 

@@ -16,6 +16,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from split_assets.config_keys import config_key
 from split_assets.errors import ConfigError
 from split_assets.settings import LoadedConfig
 from split_assets.sources.benchmark import Benchmark, load_benchmark
@@ -180,7 +181,7 @@ def check_floor_keys(floor_k: dict[str, int], task_types: list[str]) -> None:
             hint = (f"did you mean {' or '.join(repr(c) for c in close)}?" if close
                     else f"task types are: {', '.join(task_types)}")
             raise ConfigError(f"floor_k names task type {key!r}, which is not in the benchmark",
-                              "video_split.floor_k", hint)
+                              config_key("floor_k"), hint)
 
 
 def _trees_and_traces(inputs: Inputs, pairs: tuple[tuple[str, str], ...]) -> dict[str, str]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from functools import cached_property
 
+from split_assets.config_keys import config_key
 from split_assets.settings import LoadedConfig
 from split_assets.sources.benchmark import Benchmark
 from split_assets.sources.run_outcomes import RunOutcomes, require_runs, run_outcomes
@@ -45,7 +46,8 @@ class OtherRuns:
         if not runs:
             return {}
         per_run = [o.defect_evidence()
-                   for o in self.outcomes_of(runs, "reference", "diag.reference_runs").values()]
+                   for o in self.outcomes_of(runs, "reference",
+                                             config_key("reference_runs")).values()]
         return {qid: tuple(e.get(qid) for e in per_run) for qid in self.benchmark.by_id}
 
     def control_outcomes(self) -> dict[str, bool | None] | None:
@@ -56,7 +58,7 @@ class OtherRuns:
         run = self.loaded.config.evaluation.control_run
         if run is None or run not in run_ids(self.loaded.paths.harness_db):
             return None
-        return self.outcomes(run, "control", "evaluation.control_run").correct
+        return self.outcomes(run, "control", config_key("control_run")).correct
 
     def power_reruns(self) -> list[tuple[str, dict[str, bool | None]]]:
         """The re-runs that show how answers move by chance (``evaluation/power.py``): the
@@ -67,5 +69,5 @@ class OtherRuns:
         runs = tuple(self.loaded.config.diag.reference_runs)
         if not runs:
             return []
-        scored = self.outcomes_of(runs, "reference", "diag.reference_runs")
+        scored = self.outcomes_of(runs, "reference", config_key("reference_runs"))
         return [(f"reference run {i}", scored[run].correct) for i, run in enumerate(runs, 1)]

@@ -454,18 +454,19 @@ def test_every_reply_extracts_to_its_recorded_letter(tmp_path: Path) -> None:
 # The demo's outputs, measured before the Workspace refactor (issue 11): moving code must not
 # move a fingerprint or a byte of the frozen split. Issue 36 changed the judges' sources once on
 # purpose (one reader of the opened nodes for every reader of a trace, sources/trace_steps.py,
-# fingerprinted by both judges; the rules judge's decide in steps;
-# the modules they import renamed): fp-daeaccd408bd -> fp-32d3629b78f0, the same tiers, so
-# pools.json differs only in the fingerprint it records.
-DEMO_FINGERPRINT = "fp-32d3629b78f0"
+# fingerprinted by both judges; the rules judge's decide in steps; the modules they import
+# renamed; the config keys their messages name from config_keys.py):
+# fp-daeaccd408bd -> fp-3aa3a1e30999, the same tiers, so pools.json differs only in the
+# fingerprint it records.
+DEMO_FINGERPRINT = "fp-3aa3a1e30999"
 DEMO_SPLIT_ID = "a80b4058c420"
-DEMO_POOLS_SHA256 = "6067a8ea4f3478c62f1710741ab94fafcdef104b8a5976b2d16c052849ba5850"
+DEMO_POOLS_SHA256 = "218ce679685720f7f4ec153d26d003c556e852a66cf426ba999497dce4bfc487"
 # the manifest's config snapshot lists every key: diag.shards (issue 15) added "shards": 1;
 # the traces the judge read joined input_digests (issue 21): "traces" (the split is unchanged);
 # evaluation.feedback_budget (issue 24) added "feedback_budget": 100; issue 35: the demo's
 # config declares evaluation.test_looks_max: 5, the manifest records test_exposure (no earlier
 # look) and the power figures say why the discordance is assumed (the split is unchanged)
-DEMO_MANIFEST_SHA256 = "bfcad4467ad5ae91f7c94e4c34a857993991c6427b1e70a5f539e35bca1403d8"
+DEMO_MANIFEST_SHA256 = "74e5fecfb62b22dfa4656a0802fb799a586ee670c24616c00602e6f646997942"
 
 
 def test_demo_outputs_pinned(full: tuple[WorkspaceSummary, float], tmp_path: Path,

@@ -209,3 +209,25 @@ def test_the_signal_store_is_never_the_harness_db(tmp_path: Path) -> None:
     assert "same file" in refused({"harness_db": "agent.db", "signals_db": "hard.db"})
     load_config(write(tmp_path, dict(VALID, paths={"harness_db": "agent.db",
                                                     "signals_db": "signals.db"})))
+
+
+def test_every_key_of_the_one_table_is_a_key_of_the_config() -> None:
+    """``config_keys.KEYS`` (what the core's messages name) against the config's models: a key
+    renamed in the models but not in the table fails here."""
+    from pydantic import BaseModel
+
+    from split_assets.config_keys import KEYS
+    from split_assets.settings import SplitConfig
+
+    def exists(model: type[BaseModel], path: list[str]) -> bool:
+        field = model.model_fields.get(path[0])
+        if field is None:
+            return False
+        if len(path) == 1:
+            return True
+        inner = field.annotation
+        return isinstance(inner, type) and issubclass(inner, BaseModel) and exists(inner, path[1:])
+
+    missing = sorted(key for key in KEYS.values() if not exists(SplitConfig, key.split(".")))
+    assert missing == []
+    assert len(set(KEYS.values())) == len(KEYS)
