@@ -91,6 +91,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser = Parser(
         prog="split-assets",
         description="Frozen, reproducible, outcome-driven train/validation/test splits.")
+    from split_assets.lib.package_version import package_version
+
+    parser.add_argument("--version", action="version",
+                        version=f"split-assets {package_version()}")
     sub = actions(parser, dest="command", metavar="COMMAND")
     for add in (split_commands.add_run, split_commands.add_fingerprint,
                 split_commands.add_verify, judge_commands.add_agreement,

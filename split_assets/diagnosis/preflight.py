@@ -7,6 +7,7 @@ and cost, whose ``lines`` the dry run prints."""
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -105,6 +106,7 @@ class Preflight:
 
     plan: DiagnosisPlan
     cost: DryRunEstimate | None
+    unset: tuple[str, ...] = ()  # settings a run will need that the dry run did without
 
     def lines(self, preds: list[CanonicalPrediction],
               partition: Partition) -> list[tuple[str, object]]:
@@ -117,7 +119,8 @@ class Preflight:
                 ("settled_degraded", len(plan.settled)), *cost.lines(),
                 ("out_dir", partition.out_dir),
                 # where each environment setting came from (names only, never values)
-                *((f"source.{name}", where) for name, where in envfile.sources(SETTINGS))]
+                *((f"source.{name}", where) for name, where in envfile.sources(SETTINGS)),
+                *((f"source.{name}", "unset (a run needs it to send)") for name in self.unset)]
 
 
 def preflight(inputs: Inputs, partition: Partition, judge: Judge,
@@ -138,12 +141,16 @@ def preflight(inputs: Inputs, partition: Partition, judge: Judge,
         # leased batch); the estimate renders every prompt
         source = CaseSource(inputs, plan.todo, batched=not estimate)
         cases = source.cases(plan.todo) if estimate else []
-        if diag.judge == "openai":
-            from split_assets.judge.call_policy import check_environment
+        unset: tuple[str, ...] = ()
+        if diag.judge == "openai":  # the key is needed only to send: the estimate sends nothing
+            from split_assets.judge.call_policy import KEY_VAR, check_environment
 
-            check_environment()
+            if not estimate:
+                check_environment()
+            elif not os.environ.get(KEY_VAR):
+                unset = (KEY_VAR,)
         check_before_diagnosis(inputs.video_split, len(inputs.benchmark.videos),
                                inputs.predictions, store.rows(partition.run_id, partition.key))
         return Preflight(plan, dry_run_estimate(judge, inputs.paths.prompts_dir,
                                                 diag.openai.price, cases, store)
-                         if estimate else None)
+                         if estimate else None, unset)

@@ -6,6 +6,7 @@ workspace defines (``orchestration/names.py``). Instances are declared in
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import dagster as dg
@@ -15,6 +16,54 @@ from split_assets.orchestration.names import Names
 from split_assets.orchestration.workspace_defs import workspace_definitions
 
 
+# the config ``dg scaffold defs`` writes beside the defs.yaml: it loads as written (dg check
+# defs); ``split-assets run`` needs the workspace it names, which an import creates
+STARTER_CONFIG = """\
+# split_assets workspace config (README "Configuration" lists every key). Paths are relative
+# to this file's folder. Create the workspace it names from your baseline's files, e.g.
+#   split-assets import lmms-eval --samples <date>_samples_videomme.jsonl \\
+#     --annotations test-00000-of-00001.parquet --run-id baseline --workspace workspace
+# (the import writes workspace/video_split.yaml: point this folder's defs.yaml at it), or
+# edit the keys below and run: split-assets run --config <this file>
+video_split:
+  baseline_run_id: baseline
+  n_trainval: 600
+  epsilon: 0.02
+  report_floor: 30
+  val_wrong_min: 150
+  val_ratio: 0.3
+  seed: 7
+  floor_k: {}
+  difficulty_field: duration
+diag:
+  prompt_version: v1
+  model: rules-v1
+  judge: rules
+  context: answer_only
+paths:
+  questions_dir: workspace/questions
+  harness_db: workspace/harness.db
+  store_dir: workspace/store
+  signals_db: workspace/signals.db
+  out_dir: workspace/splits
+"""
+
+
+class WorkspaceScaffolder(dg.Scaffolder):
+    """``dg scaffold defs split_assets.components.SplitWorkspace NAME``: a defs.yaml with its
+    name (the folder's, as a valid prefix) and config, and a starter config beside it."""
+
+    def scaffold(self, request: dg.ScaffoldRequest) -> None:
+        folder = Path(request.target_path)
+        name = re.sub(r"[^a-z0-9_]", "_", folder.name.lower()).lstrip("_0123456789")[:40]
+        dg.scaffold_component(request, {"name": name or "workspace",
+                                        "config": "video_split.yaml"})
+        config = folder / "video_split.yaml"
+        if not config.exists():
+            config.write_text(STARTER_CONFIG, encoding="utf-8")
+
+
+@dg.scaffold_with(WorkspaceScaffolder)
 class SplitWorkspace(dg.Component, dg.Model, dg.Resolvable):
     """A split_assets workspace: its six assets, checks, job, sensor, dynamic partitions
     definition and resources, under the asset-key prefix ``name``."""

@@ -21,6 +21,7 @@ from split_assets.lib.canonical import (
 )
 from split_assets.lib.failpoints import failpoint
 from split_assets.lib.files import pid_alive
+from split_assets.lib.package_version import PACKAGE, package_version
 from split_assets.split.layout import MANIFEST_FILE, POOLS, POOLS_FILE
 from split_assets.split.problem import SplitProblem, SplitQuestion
 from split_assets.split.stats import accuracy, deviation_rows, t2_by_type, tier_counts
@@ -110,6 +111,7 @@ def manifest(problem: SplitProblem, frozen: FrozenSplit, *, generated_at: str,
         "power": power or {},
         # degraded diagnoses frozen as not-T2 (--allow-degraded): settled for this split
         "degraded_question_ids": sorted(degraded or []),
+        "made_by": {"package": PACKAGE, "version": package_version()},
     }
 
 

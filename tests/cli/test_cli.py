@@ -403,3 +403,14 @@ def test_a_broken_dagster_yaml_is_one_line(small_workspace: Path, run_cli: Cli,
     line = _expect_error(run_cli("run", "--config", str(small_workspace)), 2,
                          "the Dagster instance cannot be loaded")
     assert str(dagster_home / "dagster.yaml") in line
+
+
+def test_version_is_the_installed_package_s(capsys: pytest.CaptureFixture[str]) -> None:
+    from importlib import metadata
+
+    from split_assets.cli import main
+
+    with pytest.raises(SystemExit) as exited:
+        main(["--version"])
+    assert exited.value.code == 0
+    assert capsys.readouterr().out.strip() == f"split-assets {metadata.version('split_assets')}"

@@ -465,8 +465,9 @@ DEMO_POOLS_SHA256 = "218ce679685720f7f4ec153d26d003c556e852a66cf426ba999497dce4b
 # the traces the judge read joined input_digests (issue 21): "traces" (the split is unchanged);
 # evaluation.feedback_budget (issue 24) added "feedback_budget": 100; issue 35: the demo's
 # config declares evaluation.test_looks_max: 5, the manifest records test_exposure (no earlier
-# look) and the power figures say why the discordance is assumed (the split is unchanged)
-DEMO_MANIFEST_SHA256 = "74e5fecfb62b22dfa4656a0802fb799a586ee670c24616c00602e6f646997942"
+# look) and the power figures say why the discordance is assumed (the split is unchanged);
+# issue 37: made_by names the package and its version (split-assets --version)
+DEMO_MANIFEST_SHA256 = "057bfc2dd0720a0b7884b571b43467d632e038adce73225dde0103e0e1623bad"
 
 
 def test_demo_outputs_pinned(full: tuple[WorkspaceSummary, float], tmp_path: Path,
@@ -497,5 +498,7 @@ def test_demo_outputs_pinned(full: tuple[WorkspaceSummary, float], tmp_path: Pat
     values = kv(out)
     assert (values["fingerprint"], values["split_id"]) == (DEMO_FINGERPRINT, DEMO_SPLIT_ID)
     assert values["pools_sha256"] == DEMO_POOLS_SHA256
+    assert json.loads(Path(values["manifest"]).read_bytes())["made_by"] == {
+        "package": "split_assets", "version": "0.1.0"}
     assert hashlib.sha256(Path(values["manifest"]).read_bytes()).hexdigest() == \
         DEMO_MANIFEST_SHA256

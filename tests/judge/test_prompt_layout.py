@@ -105,3 +105,19 @@ def test_dry_run_splits_the_tokens_and_prices_them(openai_config: Path, server: 
     assert float(priced["estimated_cost_usd_no_cache"]) == pytest.approx(full / 1e6, abs=1e-4)
     assert float(priced["estimated_cost_usd"]) < float(priced["estimated_cost_usd_no_cache"])
     assert run_diagnosis  # the helper module is shared with test_openai_judge.py
+
+
+def test_the_dry_run_estimates_without_a_key(openai_config: Path, server: FakeLLM, run_cli,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: ANN001
+    """Nothing is sent by the estimate: the key is needed only by the run itself."""
+    edit_config(openai_config, diag={"openai": {"price": {
+        "input": 2.0, "cached_input": 0.5, "output": 8.0}}})
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    code, out, err = run_cli("run", "--config", str(openai_config), "--dry-run")
+    assert code == 0, err
+    plan = kv(out)
+    assert float(plan["estimated_cost_usd"]) > 0
+    assert plan["source.OPENAI_API_KEY"].startswith("unset")
+    assert not server.keys  # nothing was sent
+    code, out, err = run_cli("run", "--config", str(openai_config))
+    assert code == 2 and "OPENAI_API_KEY is not set" in err

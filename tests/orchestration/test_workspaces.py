@@ -13,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+import yaml
 from conftest import kv
 from dagster import AssetKey, DagsterInstance
 
@@ -226,3 +227,50 @@ def test_the_judge_endpoint_resource_never_shows_a_credential(
     monkeypatch.setenv("OPENAI_BASE_URL", "http://host:notaport/v1")
     assert described(openai_config, load_config(openai_config), None)[
         "judge_endpoint"].base_url == "OPENAI_BASE_URL cannot be parsed as a URL"
+
+
+_DG_PROJECT = """\
+[project]
+name = "labproj"
+version = "0.0.1"
+
+[tool.dg]
+directory_type = "project"
+
+[tool.dg.project]
+root_module = "labproj"
+registry_modules = ["split_assets.components"]
+
+[tool.dg.cli]
+telemetry = { enabled = false }
+"""
+
+
+def test_dg_scaffold_writes_a_declaration_dg_check_accepts(tmp_path: Path) -> None:
+    """A user's own dg project: `dg scaffold defs` of the Component writes a defs.yaml with
+    its name and config (and a starter config beside it) that `dg check defs` loads."""
+    project = tmp_path / "labproj"
+    (project / "src/labproj/defs").mkdir(parents=True)
+    (project / "pyproject.toml").write_text(_DG_PROJECT, encoding="utf-8")
+    for init in ("src/labproj/__init__.py", "src/labproj/defs/__init__.py"):
+        (project / init).write_text("", encoding="utf-8")
+    (project / "src/labproj/definitions.py").write_text(  # what `dg scaffold project` writes
+        "from pathlib import Path\n\nimport dagster as dg\n\n\n@dg.definitions\n"
+        "def defs() -> dg.Definitions:\n"
+        "    return dg.load_from_defs_folder(path_within_project=Path(__file__).parent)\n",
+        encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if k != "SPLIT_ASSETS_CONFIG"}
+    env.update(VIRTUAL_ENV=sys.prefix, PYTHONPATH=str(project / "src"))
+
+    def dg(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([str(DG), *args], cwd=project, env=env, capture_output=True,
+                              text=True, check=False, timeout=300)
+
+    made = dg("scaffold", "defs", "split_assets.components.SplitWorkspace", "video-mme")
+    assert made.returncode == 0, made.stdout + made.stderr
+    folder = project / "src/labproj/defs/video-mme"
+    declared = yaml.safe_load((folder / "defs.yaml").read_text(encoding="utf-8"))
+    assert declared["attributes"] == {"name": "video_mme", "config": "video_split.yaml"}
+    assert (folder / "video_split.yaml").is_file()
+    checked = dg("check", "defs")
+    assert checked.returncode == 0, checked.stdout + checked.stderr
