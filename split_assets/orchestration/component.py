@@ -15,7 +15,6 @@ from split_assets.app.declared_workspaces import check_name, resolve_config
 from split_assets.orchestration.names import Names
 from split_assets.orchestration.workspace_defs import workspace_definitions
 
-
 # the config ``dg scaffold defs`` writes beside the defs.yaml: it loads as written (dg check
 # defs); ``split-assets run`` needs the workspace it names, which an import creates
 STARTER_CONFIG = """\
