@@ -51,10 +51,17 @@ def workspaces_dir() -> Path:
     named = os.environ.get(WORKSPACES_ENV_VAR)
     if named:
         return Path(named).absolute()
-    checkout = Path(__file__).resolve().parents[2]
-    if (checkout / "pyproject.toml").is_file():
+    checkout = project_root()
+    if checkout is not None:
         return checkout / DEFAULT_WORKSPACES_DIR
     return Path(DEFAULT_WORKSPACES_DIR).absolute()
+
+
+def project_root() -> Path | None:
+    """The checkout the package runs from (its ``pyproject.toml`` beside the package, as
+    ``make`` installs it), or None for a package installed without its checkout."""
+    checkout = Path(__file__).resolve().parents[2]
+    return checkout if (checkout / "pyproject.toml").is_file() else None
 
 
 def check_name(name: object, where: str) -> str:

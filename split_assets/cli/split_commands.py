@@ -94,6 +94,7 @@ def run(config: Path | None, dry_run: bool = False, generated_at: str | None = N
     checked = preflight(s.inputs, partition, s.judge, estimate=dry_run, refreeze=refreeze)
     if dry_run:
         return print_pairs(checked.lines(s.inputs.predictions, partition))
+    from split_assets.orchestration.instance import dagster_home
     from split_assets.orchestration.launch import run_split_job
 
     for line in run_split_job(s, *_run_tags(generated_at, allow_degraded, no_wait, refreeze)):
@@ -106,7 +107,8 @@ def run(config: Path | None, dry_run: bool = False, generated_at: str | None = N
                         ("pools_sha256", partition.frozen_manifest()["pools_sha256"]),
                         ("manifest", files.manifest), *evaluation,
                         ("test_looks_max", budgets.test_looks_max or "none"),
-                        ("feedback_budget", budgets.feedback_budget)])
+                        ("feedback_budget", budgets.feedback_budget),
+                        ("dagster_home", dagster_home())])
 
 
 def _run_tags(generated_at: str | None, allow_degraded: int, no_wait: bool,

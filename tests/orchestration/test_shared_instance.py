@@ -89,3 +89,4 @@ def test_workspaces_sharing_a_fingerprint_on_one_instance_freeze_their_own_split
     # three runs of one fully diagnosed workspace at the same moment: all exit 0, same bytes
     again = _finish({f"A{i}": _start(configs["A"], shared) for i in range(3)})
     assert {r["pools_sha256"] for r in again.values()} == {together["A"]["pools_sha256"]}
+
