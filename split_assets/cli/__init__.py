@@ -97,7 +97,8 @@ def build_parser() -> argparse.ArgumentParser:
                         version=f"split-assets {package_version()}")
     sub = actions(parser, dest="command", metavar="COMMAND")
     for add in (split_commands.add_run, split_commands.add_fingerprint,
-                split_commands.add_verify, judge_commands.add_agreement,
+                split_commands.add_verify, split_commands.add_partitions,
+                judge_commands.add_agreement,
                 judge_commands.add_review, file_commands.add_import,
                 file_commands.add_export_signals, file_commands.add_export,
                 signals_commands.add_signals, workspace_commands.add_demo,

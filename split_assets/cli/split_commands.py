@@ -9,7 +9,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from split_assets.cli.arguments import Subcommands, command, config_arg
+from split_assets.cli.arguments import Subcommands, actions, command, config_arg
 from split_assets.cli.terminal import open_session, print_pairs, say
 from split_assets.errors import RunFailure, UserError
 
@@ -54,6 +54,63 @@ def add_verify(sub: Subcommands) -> None:
     config_arg(p)
     p.add_argument("--recompute", action="store_true",
                    help="also re-run the selection from the inputs and compare the bytes")
+
+
+def add_partitions(sub: Subcommands) -> None:
+    p = command(sub, "partitions", "the fingerprint partitions registered in the Dagster "
+                                   "instance for the config's workspace")
+    group = actions(p)
+    k = command(group, "list", "list them with what each holds (current, materialized "
+                               "assets, diagnoses, splits)", handle_partitions_list)
+    config_arg(k)
+    k = command(group, "prune", "remove stale partitions that hold nothing (named ones: "
+                                "refused if current or holding data, unless --force)",
+                handle_partitions_prune)
+    k.add_argument("keys", nargs="*", metavar="FINGERPRINT",
+                   help="the partitions to remove (default: every stale, empty one)")
+    k.add_argument("--force", action="store_true",
+                   help="remove a named partition that holds materializations or splits "
+                        "(files and diagnoses stay)")
+    config_arg(k)
+
+
+def _registry(config: Path | None):  # noqa: ANN202 - (instance, names, partition, found)
+    from split_assets.app.declared_workspaces import name_for
+    from split_assets.orchestration.instance import get_instance
+    from split_assets.orchestration.names import Names
+    from split_assets.orchestration.partition_registry import registered
+
+    partition = open_session(config).partition
+    names = Names(name_for(partition.loaded.path))
+    instance = get_instance()
+    return instance, names, registered(instance, names, partition)
+
+
+def handle_partitions_list(args: argparse.Namespace) -> int:
+    from split_assets.orchestration.partition_registry import HEADER
+
+    _, names, found = _registry(args.config)
+    print(HEADER)
+    for r in found:
+        print(r.row())
+    say(f"{len(found)} partition(s) of {names.partitions}; stale and empty: "
+        f"{sum(not r.current and not r.holds_data for r in found)} (split-assets partitions "
+        f"prune)")
+    return 0
+
+
+def handle_partitions_prune(args: argparse.Namespace) -> int:
+    from split_assets.orchestration.partition_registry import prune
+
+    instance, names, found = _registry(args.config)
+    removed, kept = prune(instance, names, found, args.keys, args.force)
+    for r in removed:
+        print(f"pruned={r.key}")
+        if r.diagnoses:
+            say(f"{r.key}: its {r.diagnoses} diagnoses stay in the signal store")
+    for key, why in kept:
+        print(f"kept={key} ({why})")
+    return 0
 
 
 def handle_run(args: argparse.Namespace) -> int:

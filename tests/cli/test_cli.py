@@ -30,7 +30,7 @@ def test_run_twice_is_byte_identical_and_verifies(small_workspace: Path, run_cli
     assert code == 0, err
     lines = kv(out)
     assert list(lines) == ["fingerprint", "split_id", "pools", "pools_sha256", "manifest",
-                           "test_looks_max", "feedback_budget"]
+                           "test_looks_max", "feedback_budget", "dagster_home"]
     assert Path(lines["pools"]).is_absolute()
     umask = os.umask(0)
     os.umask(umask)

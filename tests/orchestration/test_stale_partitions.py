@@ -122,3 +122,36 @@ def test_a_failed_stale_partition_is_the_only_one_marked_failed_until_it_succeed
     # its diagnoses are back: no judge is needed, and a success clears the failure
     assert _materialize(small_workspace, old).success
     assert _statuses([old, current]) == {old: {"MATERIALIZED"}, current: {"MATERIALIZED"}}
+
+
+def test_partitions_list_and_prune(small_workspace: Path, run_cli: Cli) -> None:
+    """A fingerprint a config held for a minute is listed as empty and pruned; one with
+    materializations is refused unless --force; the current one is never pruned."""
+    code, out, err = run_cli("run", "--config", str(small_workspace))
+    assert code == 0, err
+    old = kv(out)["fingerprint"]
+    edit_config(small_workspace, diag={"prompt_version": "v-brief"})  # a new fingerprint
+    code, out, _ = run_cli("fingerprint", "--config", str(small_workspace), "--register")
+    current = out.splitlines()[0]
+    empty = "fp-0123456789ab"
+    register_partition(DagsterInstance.get(), empty)
+    code, out, err = run_cli("partitions", "list", "--config", str(small_workspace))
+    assert code == 0, err
+    rows = {line.split("\t")[0]: line.split("\t") for line in out.splitlines()[1:]}
+    assert set(rows) == {old, current, empty}
+    assert rows[current][1] == "yes" and rows[old][1] == rows[empty][1] == "no"
+    assert int(rows[old][2]) >= 5 and int(rows[old][4]) == 1 and int(rows[old][3]) > 0
+    assert rows[empty][2:5] == ["0", "0", "0"]
+
+    code, out, err = run_cli("partitions", "prune", "--config", str(small_workspace))
+    assert code == 0, err
+    assert kv(out)["pruned"] == empty and f"kept={old} (holds data)" in out
+    code, out, err = run_cli("partitions", "prune", old, "--config", str(small_workspace))
+    assert code == 2 and "holds data" in err and "--force" in err and len(err.splitlines()) == 1
+    code, out, err = run_cli("partitions", "prune", current, "--config", str(small_workspace))
+    assert code == 2 and "current config's fingerprint" in err
+    code, out, err = run_cli("partitions", "prune", old, "--force", "--config",
+                             str(small_workspace))
+    assert code == 0 and kv(out)["pruned"] == old and "diagnoses stay" in err
+    assert list(DagsterInstance.get().get_dynamic_partitions("diag_fingerprint")) == [current]
+    assert _rows(small_workspace, old)  # the diagnoses a user paid for are still there
