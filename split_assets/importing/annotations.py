@@ -1,6 +1,7 @@
 """The benchmark's own rows, for sample lines that carry no ``doc`` (lmms-eval 0.4 and later):
-read from the files given with ``--annotations`` (a JSON list or JSONL, by file stem), each
-line's row found by the id it states, else by its ``doc_id``; and, for a run made on a pool
+read from the files given with ``--annotations`` (the release's parquet, a JSON list or JSONL,
+by file stem), each line's row found by the id it states, else by its ``doc_id``; and, for a
+run made on a pool
 task of ``split-assets export lmms-eval`` (``--pool-task``), lmms-eval's renumbered ``doc_id``
 mapped back to the benchmark's rows."""
 
@@ -15,18 +16,35 @@ from split_assets.importing.profiles import Profile
 
 
 def read_rows(paths: list[Path]) -> dict[str, list[dict[str, Any]]]:
-    """The benchmark's own rows (a JSON list, or JSONL) by file stem (MVBench: the subtask)."""
+    """The benchmark's own rows (a parquet file, a JSON list, or JSONL) by file stem (MVBench:
+    the subtask)."""
     out: dict[str, list[dict[str, Any]]] = {}
     for path in paths:
         if not path.is_file():
             raise UserError(f"annotations file not found: {path}", "--annotations",
-                            "pass the benchmark's release file (README: \"Other benchmarks\")")
+                            "pass the benchmark's release file (README \"Importing\")")
+        if path.suffix == ".parquet":
+            out[path.stem] = _parquet_rows(path)
+            continue
         try:
             text = path.read_text(encoding="utf-8")
         except UnicodeDecodeError:
             raise InputError("the file is not UTF-8 text", str(path), "save it as UTF-8") from None
         out[path.stem] = _records(path, text)
     return out
+
+
+def _parquet_rows(path: Path) -> list[dict[str, Any]]:
+    """A parquet release's rows as plain records (lists as lists, numbers as numbers)."""
+    import pyarrow
+    import pyarrow.parquet
+
+    try:
+        return pyarrow.parquet.read_table(path).to_pylist()
+    except (pyarrow.ArrowException, OSError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise InputError(f"not a readable parquet file: {first}", str(path),
+                         "pass the benchmark's release file as it was published") from None
 
 
 def _records(path: Path, text: str) -> list[dict[str, Any]]:

@@ -29,7 +29,7 @@ def import_results(kind: str, files: list[Path], run_id: str, workspace: Path, *
         profile = maps.lmms_profile(files, benchmark, field_map)
         if profile is None:
             return videomme_harnesses.import_lmms_eval(files, run_id, workspace, task=task,
-                                                       **options)
+                                                       annotations=annotations, **options)
         return profiled_harnesses.import_lmms_lines(profile, files, run_id, workspace,
                                                annotations or [], task, pool_task, **options)
     profile = maps.vlm_profile(files[0], benchmark, field_map)

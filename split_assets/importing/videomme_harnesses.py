@@ -35,6 +35,7 @@ from typing import Any
 
 from split_assets.errors import InputError, UserError
 from split_assets.importing.harness_files import cell, read_jsonl, read_table, response_of
+from split_assets.importing.videomme_release import VIDEOMME_RELEASE, release_rows, score_notes
 from split_assets.importing.workspace_runs import (
     BENCHMARK_FILE,
     ImportGate,
@@ -60,11 +61,15 @@ FAIL_MARK = "Failed to obtain answer"  # vlmeval: FAIL_MSG 'Failed to obtain ans
 
 def import_lmms_eval(samples: list[Path], run_id: str, workspace: Path, replace: bool = False,
                      partial: bool = False, role: str | None = None,
-                     task: str | None = None, gate: ImportGate | None = None) -> ImportSummary:
-    """Import lmms-eval ``--log_samples`` files of one run of one task variant."""
+                     task: str | None = None, gate: ImportGate | None = None,
+                     annotations: list[Path] | None = None) -> ImportSummary:
+    """Import lmms-eval ``--log_samples`` files of one run of one task variant; lines without
+    a ``doc`` (lmms-eval 0.4 and later) take their questions from ``annotations`` (Video-MME's
+    release: ``videomme/test-00000-of-00001.parquet``), which then make the benchmark."""
     check_run_id(run_id)
     check_workspace(workspace)
     files, skipped = files_of_task(samples, task)
+    rows = release_rows(annotations or [])
     answers: dict[str, Answer] = {}
     docs: dict[str, dict[str, Any]] = {}
     seen: dict[str, str] = {}
@@ -77,19 +82,39 @@ def import_lmms_eval(samples: list[Path], run_id: str, workspace: Path, replace:
                                  f"{seen[qid]})", where, "import the files of one run of one "
                                  "task variant (--task)")
             seen[qid] = where
+            if doc is None and rows and qid not in rows:
+                raise InputError(f"question {qid!r} is not in the annotations", where,
+                                 f"pass --annotations with {VIDEOMME_RELEASE}")
             answers[qid] = Answer(None, response, None)
             differ += pred is not None and pred.upper() != extract_letter(response)
             if doc is not None:
                 docs[qid] = doc
     source = files[0] if len(files) == 1 else Path(", ".join(str(f) for f in files))
-    built = _benchmark_of_docs(docs, source) if docs and len(docs) == len(answers) else None
+    built = _built(rows, annotations or [], docs, len(answers), source, workspace)
     summary = finish_import(source, run_id, workspace, answers, replace=replace,
                             partial=partial, role=role, built=built, gate=gate)
+    summary.notes += score_notes(files[0], task_of(files[0]), LMMS_METRIC, answers,
+                                 built.benchmark if built else workspace_benchmark(workspace))
     summary.notes += [f"skipped {f} (task {t}, not {task})" for f, t in skipped]
     if differ:
         summary.notes.append(f"lmms-eval's pred_answer differs from our letter on {differ} "
                              f"answer(s): kept ours (README: one rule for every run)")
     return summary
+
+
+def _built(rows: dict[str, dict], annotations: list[Path], docs: dict[str, dict],
+           answered: int, source: Path, workspace: Path) -> BuiltBenchmark | None:
+    """The benchmark the lines bring: the release's (every question, answered or not), else
+    the docs' when every line has one; a first import of doc-less lines is refused."""
+    if rows:
+        return _benchmark_of_docs(rows, annotations[0])
+    if docs and len(docs) == answered:
+        return _benchmark_of_docs(docs, source)
+    if workspace_benchmark(workspace) is None:
+        raise UserError(f"no benchmark in {workspace} (questions/), and {answered - len(docs)}"
+                        f" of {answered} lines carry no doc (lmms-eval 0.4 and later leave "
+                        "it out)", "--samples", f"pass --annotations with {VIDEOMME_RELEASE}")
+    return None
 
 
 def task_of(path: Path) -> str | None:

@@ -130,7 +130,7 @@ def test_malformed_lmms_eval_files_are_refused_in_one_line(tmp_path: Path, run_c
     bare = write_lmms(tmp_path / "b", table, with_doc=False)
     err = _refused(run_cli, tmp_path / "new", "import", "lmms-eval", "--samples", str(bare[0]),
                    "--run-id", "x", "--workspace", str(tmp_path / "new"))
-    assert "no benchmark in" in err and "with docs" in err
+    assert "no benchmark in" in err and "--annotations" in err and "parquet" in err
 
 
 @pytest.mark.parametrize(("suffix"), [".tsv", ".csv"])
