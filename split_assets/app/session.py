@@ -89,3 +89,31 @@ def feedback_of(config: Path | str | None, candidate: str) -> dict:
         evaluation = s.loaded.config.evaluation
         return feedback(s.inputs, s.partition, candidate, store, evaluation.feedback_budget,
                         evaluation.control_run)
+
+
+def feedback_of_answers(config: Path | str | None, candidate: str,
+                        answers: dict[str, str], replace: bool = False) -> dict:
+    """A candidate's answers held in memory (question id -> its reply, a letter or text read
+    by the workspace's letter rule) recorded as run ``candidate`` (role candidate, through the
+    import's gate: no answer to a test question without a look), then the Ladder's feedback
+    on it: ``split_assets.api.feedback_answers``."""
+    from split_assets.app.import_gate import import_gate
+    from split_assets.errors import UserError
+    from split_assets.importing.workspace_runs import finish_import
+    from split_assets.importing.workspace_setup import HARNESS_DB, Answer
+
+    loaded = load_config(config)
+    workspace = loaded.path.parent
+    if loaded.paths.harness_db != workspace / HARNESS_DB:
+        raise UserError(f"the harness db {loaded.paths.harness_db} is not {HARNESS_DB} beside "
+                        "the config", str(loaded.path), "record the run with split-assets "
+                        "import predictions --workspace <the harness db's folder>")
+    if not answers or not all(isinstance(k, str) and isinstance(v, str)
+                              for k, v in answers.items()):
+        raise UserError("the answers are empty or not question id -> reply strings",
+                        "answers", "pass a dict such as {'001-1': 'B'}")
+    finish_import(Path("<python>"), candidate, workspace,
+                  {q: Answer(None, text, None) for q, text in answers.items()},
+                  replace=replace, partial=True, role="candidate", built=None,
+                  gate=import_gate(workspace))
+    return feedback_of(loaded.path, candidate)

@@ -11,7 +11,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from split_assets.cli.arguments import Subcommands, actions, command, config_arg
-from split_assets.cli.terminal import open_session
+from split_assets.cli.terminal import open_session, say
 from split_assets.errors import UserError
 
 
@@ -84,8 +84,10 @@ def add_export_signals(sub: Subcommands) -> None:
 
 
 def add_export(sub: Subcommands) -> None:
-    p = command(sub, "export", "a frozen pool as a harness task (lmms-eval)")
-    k = command(actions(p, dest="kind", metavar="HARNESS"), "lmms-eval",
+    p = command(sub, "export", "a frozen pool as a harness task (lmms-eval) or as rows "
+                               "(jsonl, hf)")
+    kinds = actions(p, dest="kind", metavar="FORMAT")
+    k = command(kinds, "lmms-eval",
                 "an lmms-eval task folder that runs the stock task on one pool's questions "
                 "only", handle_export_lmms_eval)
     k.add_argument("--pool", required=True, choices=("train", "validation", "trainval", "test"),
@@ -98,6 +100,16 @@ def add_export(sub: Subcommands) -> None:
     k.add_argument("--spend-test-look", action="store_true",
                    help="export test beyond evaluation.test_looks_max")
     config_arg(k)
+    for kind, what in (("jsonl", "a JSONL file"), ("hf", "a Hugging Face datasets folder "
+                                                         "(parquet per pool, a dataset card)")):
+        k = command(kinds, kind, f"a pool's questions with the baseline's answers and (train) "
+                                 f"diagnoses as {what}; never test", handle_export_rows)
+        k.add_argument("--pool", required=True,
+                       help="train, validation or trainval (train and validation, each its "
+                            "own split); test is refused")
+        k.add_argument("--out", type=Path, required=True,
+                       help="the file (jsonl) or the new folder (hf) to write")
+        config_arg(k)
 
 
 def handle_import(args: argparse.Namespace) -> int:
@@ -144,6 +156,36 @@ def export_signals(pool: str, out: Path, config: Path | None) -> int:
     atomic_write_bytes(out, ("\n".join(lines) + ("\n" if lines else "")).encode("utf-8"))
     print(f"wrote {len(lines)} diagnoses of the train pool ({len(doc['videos']['train'])} "
           f"videos, split {doc['split_id']}, {partition.key}) to {out}")
+    return 0
+
+
+def handle_export_rows(args: argparse.Namespace) -> int:
+    """``split-assets export jsonl|hf --pool P``: the pool's rows for an evolution loop."""
+    from split_assets.evaluation.loop_export import (
+        NOTICE,
+        check_loop_pool,
+        pool_rows,
+        write_hf,
+        write_jsonl,
+    )
+
+    check_loop_pool(args.pool)
+    out: Path = args.out
+    if args.kind == "jsonl" and out.is_dir():
+        raise UserError(f"--out names a folder: {out}", "--out",
+                        "name the JSONL file to write, e.g. train.jsonl")
+    s = open_session(args.config)
+    rows = pool_rows(s.inputs, s.partition, args.pool)
+    n = sum(len(part) for part in rows.values())
+    if args.kind == "jsonl":
+        write_jsonl(rows, out)
+    else:
+        benchmark = ", ".join(sorted(p.stem for p in s.loaded.paths.questions_dir.glob(
+            "*.json"))) or "?"
+        write_hf(rows, out, s.partition.frozen_manifest(), benchmark)
+    print(f"wrote {n} questions of {', '.join(rows)} (split {s.partition.split_id}, "
+          f"{s.partition.key}) to {out}")
+    say(NOTICE)
     return 0
 
 
