@@ -24,6 +24,7 @@ KEYS: dict[str, str] = {
     "context": "diag.context",
     "prompts_dir": "diag.prompts_dir",
     "reference_runs": "diag.reference_runs",
+    "compare_with": "diag.compare_with",
     "skills_version": "diag.skills_version",
     "breaker_threshold": "diag.openai.breaker_threshold",
     "response_format": "diag.openai.response_format",

@@ -31,14 +31,14 @@ LAYERS: tuple[frozenset[str], ...] = tuple(map(frozenset, (
     ("workspace",),  # one loaded workspace: inputs, fingerprint, partition
     ("evaluation", "demo"),  # candidates against the frozen pools; the sample workspace
     ("diagnosis",),  # the judge over the baseline's wrong answers
-    ("review",),  # human labels of the judge's verdicts
+    ("review", "report"),  # human labels of the judge's verdicts; the split card
     ("app",),  # what the CLI and Dagster both build: session, messages, declared workspaces
     ("orchestration",),  # Dagster: assets, checks, sensors, resources, runs
     ("cli", "defs", "components", "api"),  # the entry points
     ("definitions",),  # the code location
 )))
 CORE = ("store", "sources", "settings", "split", "judge", "importing", "workspace",
-        "evaluation", "diagnosis", "review")
+        "evaluation", "diagnosis", "review", "report")
 SHELL = ("split_assets.orchestration", "split_assets.defs", "split_assets.cli", "split_assets.app",
          "split_assets.definitions", "split_assets.components")
 

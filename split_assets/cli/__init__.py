@@ -82,6 +82,7 @@ def build_parser() -> argparse.ArgumentParser:
         evaluation_commands,
         file_commands,
         judge_commands,
+        report_commands,
         signals_commands,
         split_commands,
         workspace_commands,
@@ -97,7 +98,8 @@ def build_parser() -> argparse.ArgumentParser:
                         version=f"split-assets {package_version()}")
     sub = actions(parser, dest="command", metavar="COMMAND")
     for add in (split_commands.add_run, split_commands.add_fingerprint,
-                split_commands.add_verify, split_commands.add_partitions,
+                split_commands.add_verify, report_commands.add_report,
+                split_commands.add_partitions,
                 judge_commands.add_agreement,
                 judge_commands.add_review, file_commands.add_import,
                 file_commands.add_export_signals, file_commands.add_export,

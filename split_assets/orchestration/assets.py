@@ -25,6 +25,7 @@ from split_assets.orchestration import names as n
 from split_assets.orchestration import pool_checks
 from split_assets.orchestration.diagnosis import build_diagnosis_signals
 from split_assets.orchestration.failures import fails_cleanly
+from split_assets.orchestration.frozen_metadata import frozen_metadata
 from split_assets.orchestration.names import Names
 from split_assets.orchestration.partitions import partitions_of
 from split_assets.orchestration.resources import options_of, session_of
@@ -105,8 +106,12 @@ def _freezing_assets(names: Names) -> list[Any]:
     def frozen_pools(context: AssetExecutionContext
                      ) -> Iterator[AssetCheckResult | MaterializeResult]:
         options = options_of(context, names)
+        # numbers to plot only across more than one partition (one dot plots nothing)
+        plots = len(context.instance.get_materialized_partitions(names.key("frozen_pools"))
+                    | {context.partition_key}) > 1
         yield from _frozen_pools(session_of(context, names), context.run.tags,
-                                 options.allowed_degraded(context.run.tags), options.refreeze)
+                                 options.allowed_degraded(context.run.tags), options.refreeze,
+                                 plots)
 
     @partitioned("candidate_evaluation", deps=("frozen_pools",), description=(
         "Compares each evaluation.candidates run with the baseline on the frozen "
@@ -142,8 +147,8 @@ def _trainval_selection(s: Session) -> MaterializeResult:
         "selection_path": MetadataValue.path(str(s.partition.selection_file))})
 
 
-def _frozen_pools(s: Session, tags: Mapping[str, str], allowed: int, refreeze: bool = False
-                  ) -> Iterator[AssetCheckResult | MaterializeResult]:
+def _frozen_pools(s: Session, tags: Mapping[str, str], allowed: int, refreeze: bool = False,
+                  plots: bool = False) -> Iterator[AssetCheckResult | MaterializeResult]:
     partition = s.partition
     problem, digests_of = s.split_inputs()
     digests = digests_of()
@@ -167,8 +172,8 @@ def _frozen_pools(s: Session, tags: Mapping[str, str], allowed: int, refreeze: b
         raise failed
     interrupts.check()  # the last safe point before anything is frozen
     write_frozen(partition.out_dir, frozen, doc)
-    yield MaterializeResult(metadata=md.frozen_metadata(partition, problem, frozen, doc,
-                                                        doc["degraded_question_ids"]))
+    yield MaterializeResult(metadata=frozen_metadata(partition, problem, frozen, doc,
+                                                        doc["degraded_question_ids"], plots))
 
 
 def _references(s: Session, problem: SplitProblem) -> dict[str, tuple[int, int]]:

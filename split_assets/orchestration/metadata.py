@@ -15,11 +15,9 @@ from typing import TYPE_CHECKING, Any
 from dagster import MetadataValue, TableColumn, TableRecord, TableSchema
 
 from split_assets.sources.harness_db import CanonicalPrediction
-from split_assets.split.freeze import FrozenSplit, pool_questions
-from split_assets.split.layout import POOLS
 from split_assets.split.problem import SplitProblem
 from split_assets.split.problem_inputs import tier_distribution
-from split_assets.split.stats import accuracy, deviation_rows, t2_by_type, tier_counts
+from split_assets.split.stats import accuracy, deviation_rows, t2_by_type
 from split_assets.store.signals import SignalRow
 
 if TYPE_CHECKING:
@@ -121,17 +119,16 @@ def diagnosis_metadata(session: Session, report: DiagnosisReport, rows: list[Sig
     tiers = tier_distribution(rows)
     errors = Counter(r.error_type or "(none)" for r in rows)
     components = session.partition.fingerprint.components
-    out: dict[str, Any] = {
-        "judge": components["judge"],
-        "judge_note": judge_note(session),
-        "fingerprint_components": components_table(components),
-        "wrong_non_infra": report.total_wrong,
-        "already_done": report.already_done,
-        "diagnosed_now": report.diagnosed,
-        "degraded": sum(r.degraded for r in rows),
+    out: dict[str, Any] = {  # what a researcher reads first, the fingerprint's parts last
         "t1": tiers.get("T1", 0),
         "t2": tiers.get("T2", 0),
         "tier_distribution": counts_table(tiers, "tier"),
+        "wrong_non_infra": report.total_wrong,
+        "diagnosed_now": report.diagnosed,
+        "already_done": report.already_done,
+        "degraded": sum(r.degraded for r in rows),
+        "judge": components["judge"],
+        "judge_note": judge_note(session),
         "error_type_distribution": counts_table(dict(sorted(errors.items())), "error_type"),
         "retried_degraded": report.retried_degraded,
         "settled_degraded": report.settled_degraded,
@@ -141,6 +138,7 @@ def diagnosis_metadata(session: Session, report: DiagnosisReport, rows: list[Sig
     }
     if components["judge"] != "rules":  # a judge that calls an endpoint
         out.update(_call_metadata(report, telemetry))
+    out["fingerprint_components"] = components_table(components)
     return out
 
 
@@ -194,7 +192,7 @@ def selection_metadata(problem: SplitProblem, selection: Selection) -> dict[str,
             [[t, k, t2.get(t, 0), t2.get(t, 0) >= k]
              for t, k in sorted(problem.selection.floor_k.items())]),
         "test_deviation": deviation_table(dev),
-        "max_abs_deviation_pp": MetadataValue.float(_max_abs_pp(dev)),
+        "max_abs_deviation_pp": MetadataValue.float(max_abs_pp(dev)),
         "selector": problem.selection.selector,
         "global_accuracy": MetadataValue.float(round(accuracy(problem.questions), 6)),
         "test_accuracy": MetadataValue.float(round(accuracy(test_qs), 6)),
@@ -203,47 +201,9 @@ def selection_metadata(problem: SplitProblem, selection: Selection) -> dict[str,
     }
 
 
-def _max_abs_pp(rows: list[dict[str, Any]]) -> float:
+def max_abs_pp(rows: list[dict[str, Any]]) -> float:
     return round(100 * max((abs(r["deviation"]) for r in rows if r["constrained"]),
                            default=0.0), 4)
-
-
-def frozen_metadata(partition: Partition, problem: SplitProblem, frozen: FrozenSplit,
-                    doc: dict[str, Any], degraded: list[str]) -> dict[str, Any]:
-    by_pool = pool_questions(problem, frozen)
-    tiers = {name: tier_counts(by_pool[name]) for name in POOLS}
-    acc = doc["baseline_accuracy"]
-    out: dict[str, Any] = {
-        "pools_sha256": frozen.sha256[:SHORT_DIGEST],
-        "split_id": partition.split_id,
-        "pools_path": MetadataValue.path(str(partition.files.pools)),
-        "manifest_path": MetadataValue.path(str(partition.files.manifest)),
-        "counts": table([("pool", "string"), ("videos", "int"), ("questions", "int"),
-                         ("wrong", "int")],
-                        [[name, len(frozen.videos[name]), len(by_pool[name]),
-                          sum(not q.correct for q in by_pool[name])] for name in POOLS]),
-        "test_deviation": deviation_table(doc["test_deviation"]),
-        "max_abs_deviation_pp": MetadataValue.float(_max_abs_pp(doc["test_deviation"])),
-        "tier_counts": table([("pool", "string")] + [(k, "int") for k in _TIERS],
-                             [[name] + [tiers[name].get(k, 0) for k in _TIERS]
-                              for name in POOLS]),
-        "baseline_accuracy": table([("pool", "string"), ("accuracy", "float")],
-                                   [[k, acc[k]] for k in ("global", *POOLS)]),
-        "test_minus_global_accuracy_pp": MetadataValue.float(
-            round(100 * acc["test_minus_global"], 4)),
-        "validation_wrong": doc["validation_wrong"],
-        "degraded_frozen": len(degraded),
-        "generated_at": doc["generated_at"],
-        "digests": MetadataValue.json({"pools_sha256": frozen.sha256,
-                                       **doc["input_digests"]}),
-    }
-    for name in POOLS:  # plotted over materializations
-        out[f"t1_{name}"] = tiers[name].get("T1", 0)
-        out[f"t2_{name}"] = tiers[name].get("T2", 0)
-    return out
-
-
-_TIERS = ("correct", "T0", "T1", "T2", "degraded")
 
 
 def agreement_metadata(partition: Partition) -> dict[str, Any]:

@@ -72,7 +72,15 @@ def evaluate(partition: Partition, problem: SplitProblem, frozen: FrozenSplit,
     answers both gave)."""
     results, first = [], None
     for r in verify(problem, frozen.data, frozen.sha256):
-        results.append(_result(partition, r.name, r.passed, r.detail, _flat(r.figures)))
+        figures = _flat(r.figures)
+        if r.name == "floors_met":  # T2 per task type against floor_k as a table
+            from split_assets.orchestration.frozen_metadata import floors_table
+
+            got = r.figures.get("trainval_t2", {})
+            figures = {"floors": floors_table({
+                t: {"floor": k, "trainval_t2": got.get(t, 0)}
+                for t, k in problem.selection.floor_k.items()})}
+        results.append(_result(partition, r.name, r.passed, r.detail, figures))
         if not r.passed and first is None:
             first = RunFailure(f"check {r.name} would fail: {r.detail}", "frozen_pools",
                                "nothing was frozen; report this as a bug with the run's logs")

@@ -11,7 +11,7 @@ from contextlib import closing
 from pathlib import Path
 
 from conftest import edit_config, kv
-from dagster import AssetKey, DagsterInstance
+from dagster import AssetCheckKey, AssetKey, DagsterInstance
 
 from split_assets.definitions import SPLIT_JOB, make_definitions
 from split_assets.orchestration.instance import register_partition
@@ -155,3 +155,31 @@ def test_partitions_list_and_prune(small_workspace: Path, run_cli: Cli) -> None:
     assert code == 0 and kv(out)["pruned"] == old and "diagnoses stay" in err
     assert list(DagsterInstance.get().get_dynamic_partitions("diag_fingerprint")) == [current]
     assert _rows(small_workspace, old)  # the diagnoses a user paid for are still there
+
+
+def test_frozen_pools_leads_with_its_summary_and_plots_only_across_partitions(
+        small_workspace: Path, run_cli: Cli) -> None:
+    from dagster import TableMetadataValue
+
+    def latest() -> dict:
+        instance = DagsterInstance.get()
+        event = instance.get_latest_materialization_event(AssetKey("frozen_pools"))
+        return dict(event.asset_materialization.metadata)
+
+    code, out, err = run_cli("run", "--config", str(small_workspace))
+    assert code == 0, err
+    meta = latest()
+    assert list(meta)[:4] == ["summary", "split_card", "split_card_status", "floors"]
+    assert f"**Split {kv(out)['split_id']}**" in meta["summary"].value
+    assert "split-assets report" in meta["split_card_status"].value
+    assert isinstance(meta["floors"], TableMetadataValue)
+    assert "t2_train" not in meta  # one partition: nothing to plot
+    check = DagsterInstance.get().event_log_storage.get_latest_asset_check_execution_by_key(
+        [AssetCheckKey(AssetKey("frozen_pools"), "floors_met")])
+    floors = next(iter(check.values())).event.dagster_event.event_specific_data \
+        .metadata["floors"]
+    assert isinstance(floors, TableMetadataValue)  # a table, not a JSON string
+    edit_config(small_workspace, diag={"prompt_version": "v-brief"})  # a second partition
+    code, out, err = run_cli("run", "--config", str(small_workspace))
+    assert code == 0, err
+    assert isinstance(latest()["t2_train"].value, int)
