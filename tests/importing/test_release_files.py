@@ -100,9 +100,18 @@ def test_longvideobench_from_its_parquet_release(tmp_path: Path, run_cli) -> Non
                              "--workspace", str(ws))
     assert code == 0, err
     assert "wrote questions/longvideobench.json" in out
-    code, out, err = run_cli("run", "--config", str(ws / "video_split.yaml"))
+    cand = hs.write_lmms(tmp_path / "cand", "longvideobench", rows,
+                         hs.replies("longvideobench", rows, "cand"), with_doc=False)
+    code, out, err = run_cli("import", "lmms-eval", "--samples", *map(str, cand), "--run-id",
+                             "cand", "--role", "candidate", "--workspace", str(ws))
+    assert code == 0, err
+    config = str(ws / "video_split.yaml")
+    code, out, err = run_cli("run", "--config", config)
     assert code == 0, err
     assert kv(out)["pools"]
+    code, out, err = run_cli("compare", "--candidate", "cand", "--config", config, "--json")
+    assert code == 0, err
+    assert set(json.loads(out)["pools"]) == {"validation", "test"}
 
 
 def test_a_broken_parquet_file_is_one_line(tmp_path: Path, run_cli) -> None:  # noqa: ANN001

@@ -235,8 +235,10 @@ def test_dry_run_checks_environment_and_calls_nothing(openai_config: Path, serve
     again = kv(out)
     assert code == 0 and again["to_diagnose"] == plan["to_diagnose"]
     assert again["cached_answers"] == plan["to_diagnose"] and again["estimated_calls"] == "0"
-    monkeypatch.delenv("OPENAI_API_KEY")
-    code, _, err = run_cli("run", "--config", str(openai_config), "--dry-run")
+    monkeypatch.delenv("OPENAI_API_KEY")  # the estimate needs no key (issue 37); a run does
+    code, out, err = run_cli("run", "--config", str(openai_config), "--dry-run")
+    assert code == 0 and kv(out)["source.OPENAI_API_KEY"].startswith("unset"), err
+    code, _, err = run_cli("run", "--config", str(openai_config))
     assert code == 2 and "error: OPENAI_API_KEY is not set" in err
 
 
