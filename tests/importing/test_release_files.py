@@ -103,7 +103,8 @@ def test_longvideobench_from_its_parquet_release(tmp_path: Path, run_cli) -> Non
     cand = hs.write_lmms(tmp_path / "cand", "longvideobench", rows,
                          hs.replies("longvideobench", rows, "cand"), with_doc=False)
     code, out, err = run_cli("import", "lmms-eval", "--samples", *map(str, cand), "--run-id",
-                             "cand", "--role", "candidate", "--workspace", str(ws))
+                             "cand", "--role", "candidate", "--workspace", str(ws),
+                             "--annotations", str(release))
     assert code == 0, err
     config = str(ws / "video_split.yaml")
     code, out, err = run_cli("run", "--config", config)
