@@ -225,6 +225,13 @@ CASES: list[Case] = [
     # -- the other commands --------------------------------------------------------------------
     case("export-pool-test", None, (*EXPORT[:2], "test", *EXPORT[3:]), 2, frozen=True),
     case("export-without-a-frozen-split", None, EXPORT, 2),
+    case("export-rows-of-test", None, ("export", "jsonl", "--pool", "test", "--out",
+                                       "{scratch}/test.jsonl", "--config", "{cfg}"), 2,
+         frozen=True, says=("never exported",)),
+    case("report-without-a-frozen-split", None, ("report", "--config", "{cfg}"), 2,
+         says=("no frozen split",)),
+    case("prune-unknown-partition", None, ("partitions", "prune", "fp-000000000000",
+                                           "--config", "{cfg}"), 2, says=("partitions list",)),
     case("compare-unknown-candidate", None, ("compare", "--candidate", "nope", "--config",
                                              "{cfg}"), 2, frozen=True, says=("nope",)),
     case("openai-without-key", openai_judge(), RUN, 2, env=(("OPENAI_BASE_URL", "{llm}"),),
