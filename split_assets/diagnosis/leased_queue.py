@@ -45,9 +45,15 @@ class GroupCommit:
         self._rows, self._waiters = [], []
         try:
             written = self.store.upsert_many(rows, release=self.owner)
-        except Exception as exc:  # noqa: BLE001 - handed to every waiting worker
+        except BaseException as exc:  # noqa: BLE001 - handed to every waiting worker
+            # an interrupt too (Dagster's is a BaseException): raised in this loop callback,
+            # asyncio would log and drop it, and the workers awaiting these waiters -- already
+            # swapped out -- would wait for ever while the heartbeat kept their leases alive
             for waiter in waiters:
-                waiter.set_exception(exc)
+                if not waiter.done():
+                    waiter.set_exception(exc)
+            if not isinstance(exc, Exception):
+                raise  # seen by the pass's exception handler (diagnosis/runner.py)
             return
         self.transactions += 1
         self.written.update((row.question_id, written) for row in rows)

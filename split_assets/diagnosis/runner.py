@@ -69,6 +69,8 @@ class _Pass:
                       asyncio.create_task(self._heartbeat(progress))]
         tasks: list[asyncio.Task[None]] = []
         results: list[Any] = []
+        lost: list[BaseException] = []
+        _end_on_lost_interrupts(tasks, lost)
         try:
             for _ in range(self.n_workers):
                 tasks.append(asyncio.create_task(self._worker()))
@@ -88,6 +90,8 @@ class _Pass:
             self.report.wall_s += time.monotonic() - started
         progress(progress_line(self.report.diagnosed, len(self.by_id), self.report.wall_s,
                                self.report))
+        if lost:  # an interrupt raised in a loop callback: the pass ends with it
+            raise lost[0]
         errors = [r for r in results if isinstance(r, BaseException)]
         if errors:  # the first user error (e.g. a 401) wins over a breaker that opened after it
             raise next((e for e in errors if isinstance(e, UserError)), errors[0])
@@ -142,6 +146,25 @@ class _Pass:
                 self.store.heartbeat(self.me, self.queue.ttl_s)
             except UserError as exc:  # e.g. locked for a while: the next beat tries again
                 progress(f"lease heartbeat failed ({exc.what}); retrying")
+
+
+def _end_on_lost_interrupts(tasks: list[asyncio.Task[None]], lost: list[BaseException]) -> None:
+    """asyncio logs and drops a BaseException other than KeyboardInterrupt and SystemExit
+    that a loop callback raises -- Dagster's interrupt inside a step is one -- and whatever
+    that callback was to wake would wait for ever. Such an exception is kept in ``lost`` and
+    cancels the workers, so the pass ends (its leases released) and re-raises it."""
+    loop = asyncio.get_running_loop()
+
+    def handle(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+        exc = context.get("exception")
+        if isinstance(exc, BaseException) and not isinstance(exc, Exception):
+            lost.append(exc)
+            for task in tasks:
+                task.cancel()
+            return
+        loop.default_exception_handler(context)
+
+    loop.set_exception_handler(handle)
 
 
 def signal_row(partition: Partition, p: CanonicalPrediction,
