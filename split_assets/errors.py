@@ -59,11 +59,21 @@ class Interrupted(SplitAssetsError):
     exit_code = 130
 
 
-def interrupted() -> Interrupted:
-    """The one line of a Ctrl-C (here, with nothing to import: a Ctrl-C during an import can
-    leave that module half-made for whoever imports it next)."""
-    return Interrupted("interrupted", "Ctrl-C", "finished diagnoses are kept; run the same "
-                                                "command again to resume without paying twice")
+class Terminated(Interrupted):
+    """SIGTERM (kill, a CI timeout, systemd, Kubernetes, Dagster's run termination): handled
+    as a Ctrl-C, exit 143."""
+
+    exit_code = 143
+
+
+def interrupted(terminated: bool = False) -> Interrupted:
+    """The one line of a Ctrl-C, or of a SIGTERM when ``terminated`` (here, with nothing to
+    import: a signal during an import can leave that module half-made for whoever imports it
+    next)."""
+    fix = "finished diagnoses are kept; run the same command again to resume without paying twice"
+    if terminated:
+        return Terminated("terminated", "SIGTERM", fix)
+    return Interrupted("interrupted", "Ctrl-C", fix)
 
 
 class ReportedError(SplitAssetsError):

@@ -1,7 +1,8 @@
-"""A SIGINT sweep: ``split-assets run`` on fresh copies of a workspace, each sent one Ctrl-C
-at its own moment, and what a user must see: exit 130 with the ``error: interrupted`` line last
-on stderr, or -- when the run had finished -- exit 0 with every result line; never a traceback,
-an "Exception ignored", exit 1, or a process killed by the signal. Shared by
+"""A signal sweep: ``split-assets run`` on fresh copies of a workspace, each sent one Ctrl-C
+(SIGINT) or one SIGTERM at its own moment, and what a user must see: exit 130 with the
+``error: interrupted (Ctrl-C)`` line last on stderr (SIGTERM: exit 143, ``error: terminated
+(SIGTERM)``), or -- when the run had finished -- exit 0 with every result line; never a
+traceback, an "Exception ignored", exit 1, or a process killed by the signal. Shared by
 tests/cli/test_sigint_sweep.py (12 timings) and bench/sigint_sweep.py (30, on the demo)."""
 
 from __future__ import annotations
@@ -20,6 +21,11 @@ CLI = Path(sys.executable).parent / "split-assets"
 RESULTS = ("fingerprint", "split_id", "pools", "pools_sha256", "manifest")
 
 
+# what each signal must end a run with: its exit status and the start of the last line
+ENDINGS = {signal.SIGINT: (130, "error: interrupted (Ctrl-C): "),
+           signal.SIGTERM: (143, "error: terminated (SIGTERM): ")}
+
+
 @dataclass(frozen=True)
 class Outcome:
     at_s: float
@@ -27,18 +33,20 @@ class Outcome:
     stdout: str
     stderr: str
     wall_s: float
+    sig: int = signal.SIGINT
 
     def problem(self) -> str | None:
         """What is wrong with this outcome, or None."""
         for marker in ("Traceback", "Exception ignored"):
             if marker in self.stderr:
                 return f"{marker} in stderr"
-        if self.code == 130:
+        code, line = ENDINGS[self.sig]
+        if self.code == code:
             last = self.stderr.strip().splitlines()[-1] if self.stderr.strip() else ""
-            if not last.startswith("error: interrupted (Ctrl-C): "):
-                return f"exit 130, but stderr's last line is {last!r}"
+            if not last.startswith(line):
+                return f"exit {code}, but stderr's last line is {last!r}"
             if sum(line.startswith("error:") for line in self.stderr.splitlines()) != 1:
-                return "exit 130 with more than one error line"
+                return f"exit {code} with more than one error line"
             return None
         if self.code == 0:
             keys = [line.split("=", 1)[0] for line in self.stdout.splitlines() if "=" in line]
@@ -46,8 +54,9 @@ class Outcome:
         return f"exit {self.code}" + (" (killed by the signal)" if self.code < 0 else "")
 
 
-def interrupt_at(config: Path, home: Path, at_s: float, timeout_s: float = 120) -> Outcome:
-    """Start a run, send SIGINT ``at_s`` seconds in (unless it ended), wait for it."""
+def interrupt_at(config: Path, home: Path, at_s: float, timeout_s: float = 120,
+                 sig: int = signal.SIGINT) -> Outcome:
+    """Start a run, send ``sig`` ``at_s`` seconds in (unless it ended), wait for it."""
     # a run that never ends after the signal is aborted with every thread's stack on stderr
     env = dict(os.environ, DAGSTER_HOME=str(home), PYTHONFAULTHANDLER="1")
     proc = subprocess.Popen([str(CLI), "run", "--config", str(config)], env=env,
@@ -57,14 +66,14 @@ def interrupt_at(config: Path, home: Path, at_s: float, timeout_s: float = 120) 
     while proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.01)
     if proc.poll() is None:
-        proc.send_signal(signal.SIGINT)
+        proc.send_signal(sig)
     try:
         out, err = proc.communicate(timeout=timeout_s)
     except subprocess.TimeoutExpired:
         proc.send_signal(signal.SIGABRT)
         out, err = proc.communicate()
         err = f"HUNG {timeout_s} s after the start; the stacks it was aborted with:\n{err}"
-    return Outcome(at_s, proc.returncode, out, err, time.monotonic() - started)
+    return Outcome(at_s, proc.returncode, out, err, time.monotonic() - started, sig)
 
 
 def spread(duration_s: float, n: int, seed: int) -> list[float]:
@@ -79,14 +88,14 @@ def spread(duration_s: float, n: int, seed: int) -> list[float]:
 
 
 def sweep(template: Path, home_template: Path, folder: Path, timings: list[float],
-          parallel: int = 2) -> list[Outcome]:
+          parallel: int = 2, sig: int = signal.SIGINT) -> list[Outcome]:
     """One fresh copy of the workspace and of the Dagster instance per timing (``at_s`` 0:
     not interrupted)."""
     def one(i: int, at_s: float) -> Outcome:
         ws, home = folder / f"ws{i}", folder / f"home{i}"
         shutil.copytree(template, ws)
         shutil.copytree(home_template, home)
-        return interrupt_at(ws / "video_split.yaml", home, at_s)
+        return interrupt_at(ws / "video_split.yaml", home, at_s, sig=sig)
 
     with ThreadPoolExecutor(parallel) as pool:
         return list(pool.map(one, range(len(timings)), timings))

@@ -113,7 +113,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _interrupted() -> int:
     from split_assets.errors import interrupted  # nothing more to import (errors.py)
-    return _fail(interrupted())
+    from split_assets.lib import interrupts
+
+    return _fail(interrupted(interrupts.terminated()))
 
 
 def _fail(exc: SplitAssetsError) -> int:

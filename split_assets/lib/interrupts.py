@@ -28,7 +28,7 @@ from contextlib import contextmanager
 from typing import Any
 
 _pending: dict[str, int] = {}  # "fd": the read end of the wake-up pipe while watching
-_seen = {"interrupt": False}
+_seen = {"interrupt": False, "terminated": False}
 _INTERRUPTS = ("KeyboardInterrupt", "DagsterExecutionInterruptedError")
 
 
@@ -70,6 +70,7 @@ def watch() -> Iterator[None]:
     os.set_blocking(read, False)
     os.set_blocking(write, False)
     previous = signal.set_wakeup_fd(write, warn_on_full_buffer=False)
+    previous_term = signal.signal(signal.SIGTERM, _terminate)
     previous_hook = sys.unraisablehook
     sys.unraisablehook = _unraisable(previous_hook)
     handlers = [logging.lastResort, *logging.getLogger().handlers]
@@ -77,17 +78,18 @@ def watch() -> Iterator[None]:
         if handler is not None:
             handler.addFilter(_FILTER)
     _pending["fd"] = read
-    _seen["interrupt"] = False
+    _seen["interrupt"] = _seen["terminated"] = False
     try:
         yield
     finally:
         signal.set_wakeup_fd(previous)
+        signal.signal(signal.SIGTERM, previous_term)
         sys.unraisablehook = previous_hook
         for handler in handlers:
             if handler is not None:
                 handler.removeFilter(_FILTER)
         _pending.pop("fd", None)
-        _seen["interrupt"] = False  # the next command starts clean
+        _seen["interrupt"] = _seen["terminated"] = False  # the next command starts clean
         os.close(read)
         os.close(write)
 
@@ -102,9 +104,29 @@ def seen() -> bool:
         data = os.read(fd, 512)
     except (BlockingIOError, OSError):
         data = b""
-    if signal.SIGINT in data:
+    if signal.SIGINT in data or signal.SIGTERM in data:
         _seen["interrupt"] = True
+    if signal.SIGTERM in data:
+        _seen["terminated"] = True
     return _seen["interrupt"]
+
+
+def terminated() -> bool:
+    """Whether the interrupt was a SIGTERM (exit 143 rather than 130)."""
+    seen()
+    return _seen["terminated"]
+
+
+def _terminate(signo: int, frame: Any) -> None:
+    """SIGTERM is handled as Ctrl-C: whatever SIGINT handler is in place runs (Python's
+    raises KeyboardInterrupt; Dagster's, inside a step, its own interrupt or a deferred one),
+    so every path that ends a run on Ctrl-C ends it on SIGTERM."""
+    _seen["interrupt"] = _seen["terminated"] = True
+    handler = signal.getsignal(signal.SIGINT)
+    if callable(handler):
+        handler(signal.SIGINT, frame)
+    else:
+        raise KeyboardInterrupt
 
 
 def check() -> None:
@@ -118,3 +140,4 @@ def settle() -> None:
     interpreter shutdown cannot end in a process killed by the signal."""
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)

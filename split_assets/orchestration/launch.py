@@ -39,7 +39,7 @@ def run_split_job(session: Session, tags: dict[str, str],
                                         partition_key=key, tags=tags,
                                         raise_on_error=False)
     if not result.success:
-        raise interrupted() if interrupts.seen() else failure_of(result)
+        raise interrupted(interrupts.terminated()) if interrupts.seen() else failure_of(result)
     return [f"check {evaluation.check_name}: {evaluation.description}"
             for evaluation in _evaluations(result) if _warned(evaluation)]
 
@@ -90,7 +90,7 @@ def _root_cause(result: Any) -> SplitAssetsError:
         root = error
         while error is not None:
             if error.cls_name in ("KeyboardInterrupt", "DagsterExecutionInterruptedError"):
-                return interrupted()
+                return interrupted(interrupts.terminated())
             root = error
             error = error.cause
         message = root.message.strip().splitlines()[0] if root and root.message else ""

@@ -23,3 +23,19 @@ def test_a_seeded_sigint_sweep_over_a_run_is_one_line_or_a_normal_finish(
     # the machine's load, which moves between the plain runs and the sweep)
     seen = [(o.at_s, o.code, round(o.wall_s, 2)) for o in outcomes]
     assert sum(o.code == 130 for o in outcomes) >= 3, seen
+
+
+def test_a_sigterm_is_handled_as_a_ctrl_c(_small_template: Path, _dagster_home_template: Path,
+                                          tmp_path: Path) -> None:
+    """SIGTERM (kill, a CI timeout, Kubernetes) at a few moments: exit 143 with the
+    ``error: terminated (SIGTERM)`` line, or a normal finish; never killed by the signal."""
+    import signal
+
+    plain = sweep(_small_template, _dagster_home_template, tmp_path / "plain", [0])
+    timings = spread(plain[0].wall_s, 6, seed=5)
+    outcomes = sweep(_small_template, _dagster_home_template, tmp_path / "term", timings,
+                     sig=signal.SIGTERM)
+    problems = [f"at {o.at_s}s: {o.problem()}\n{o.stderr[-2000:]}" for o in outcomes
+                if o.problem() is not None]
+    assert not problems, "\n\n".join(problems)
+    assert sum(o.code == 143 for o in outcomes) >= 2, [(o.at_s, o.code) for o in outcomes]
