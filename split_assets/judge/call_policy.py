@@ -5,9 +5,12 @@ and one attempt are, and what a diagnosis cost (``outcome_of``)."""
 from __future__ import annotations
 
 import os
+import socket
+import ssl
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 from split_assets.config_keys import config_key
 from split_assets.errors import RunFailure, UserError
@@ -71,21 +74,63 @@ class CircuitBreaker:
         self.threshold = threshold
         self.consecutive = 0
         self.is_open = False
+        self.last: str | None = None  # the last failure, named: "connection refused (URL)"
 
     def success(self) -> None:
         self.consecutive = 0
+        self.last = None
 
-    def failure(self) -> None:
+    def failure(self, last: str | None = None) -> None:
         self.consecutive += 1
+        self.last = last or self.last
         if self.consecutive >= self.threshold:
             self.is_open = True
 
     def check(self) -> None:
         if self.is_open:
+            last = f"; the last: {self.last}" if self.last else ""
             raise BreakerOpen(f"the endpoint failed {self.threshold} attempts in a row "
-                              f"({config_key('breaker_threshold')}: {self.threshold})", URL_VAR,
-                              "check the endpoint, then materialize again: finished "
-                              "diagnoses are kept and not paid twice")
+                              f"({config_key('breaker_threshold')}: {self.threshold}){last}",
+                              URL_VAR, "check the endpoint, then materialize again: finished "
+                                       "diagnoses are kept and not paid twice")
+
+
+# a connection failure's cause, by the exception types (and messages) of its chain
+_CAUSES: tuple[tuple[tuple[type[BaseException], ...], tuple[str, ...], str], ...] = (
+    ((ConnectionRefusedError,), ("connection refused",), "connection refused"),
+    ((socket.gaierror,), ("name or service not known", "nodename nor servname",
+                          "temporary failure in name resolution", "getaddrinfo"),
+     "name not resolved"),
+    ((ssl.SSLError,), ("ssl", "certificate"), "TLS failed"),
+    ((TimeoutError,), ("timed out", "timeout"), "connection timed out"),
+    ((ConnectionResetError,), ("reset by peer", "connection reset"), "connection reset"),
+)
+
+
+def connection_failure(exc: BaseException, url: str) -> str:
+    """What a failed connection was, named for the user: its cause (refused, name not
+    resolved, TLS, timed out, reset) and the endpoint's URL without credentials."""
+    chain, seen = [], set()
+    link: BaseException | None = exc
+    while link is not None and id(link) not in seen:
+        seen.add(id(link))
+        chain.append(link)
+        link = link.__cause__ or link.__context__
+    text = " ".join(str(e) for e in chain).lower()
+    cause = next((name for types, words, name in _CAUSES
+                  if any(isinstance(e, types) for e in chain)
+                  or any(w in text for w in words)), "connection failed")
+    return f"{cause} ({safe_url(url)})"
+
+
+def safe_url(url: str) -> str:
+    """``url`` without its userinfo, query and fragment."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    netloc = f"[{host}]" if ":" in host else host
+    if parts.port is not None:
+        netloc += f":{parts.port}"
+    return urlunsplit((parts.scheme, netloc, parts.path.rstrip("/"), "", ""))
 
 
 def parsed_reply(reply: Reply, parse: Callable[[str], Any] | None) -> Reply:

@@ -35,8 +35,10 @@ from split_assets.judge.call_policy import (
     EndpointAuthError,
     Prepared,
     check_environment,
+    connection_failure,
     outcome_of,
     parsed_reply,
+    safe_url,
 )
 from split_assets.judge.chat_transport import ChatTransport
 from split_assets.judge.concurrency import START, AdaptiveLimit, Ticket
@@ -68,6 +70,7 @@ class ChatClient:
         self.redact = self.transport.redact  # the one boundary: see ChatTransport.call
         self.cache = ReplyCache(store, fingerprint, self.redact)
         self._fatal: UserError | None = None  # a 401/403/404 stops every call that follows
+        self._last_failure: str | None = None  # the last connection failure, named
         # requests in flight, learned up to diag.concurrency (held per attempt, not in backoff)
         self.limit = AdaptiveLimit(concurrency, settings.adaptive, start)
         self.budget = TimeBudget(settings, self.limit, store.prompt_rates(fingerprint))
@@ -93,7 +96,9 @@ class ChatClient:
             if done.reply is not None:
                 return await self._answered(done, question_id, attempt, parse)
             self._record(question_id, attempt, done)
-            self.breaker.failure()
+            self.breaker.failure(self._last_failure if done.status in (
+                "connection_error", "timeout") else f"HTTP {done.status}"
+                if done.status.isdigit() else done.status)
             if attempt == s.max_retries:
                 raise CallFailed(f"{done.status} after {attempt + 1} attempts")
             backoff = min(s.backoff_max_s, s.backoff_base_s * 2 ** attempt)
@@ -120,8 +125,11 @@ class ChatClient:
                 done = replace(done, reply=await self.transport.call(request, budget))
         except TimeoutError:
             done = replace(done, status="timeout")
-        except openai.APITimeoutError as exc:
+        except openai.APITimeoutError as exc:  # aiohttp's form of a refused connection too
             done = replace(done, status=timeout_or_reset(exc))
+            self._last_failure = (connection_failure(exc, self.transport.base_url)
+                                  if done.status == "connection_error" else
+                                  f"timed out ({safe_url(self.transport.base_url)})")
         except Stall as stall:
             done = replace(done, status=stall.status)
         except openai.AuthenticationError:
@@ -134,8 +142,9 @@ class ChatClient:
             if exc.status_code < 500 and exc.status_code not in (408, 409, 429):
                 self._record(question_id, attempt, done)
                 raise self._refused(exc) from None
-        except openai.APIConnectionError:
+        except openai.APIConnectionError as exc:
             done = replace(done, status="connection_error")
+            self._last_failure = connection_failure(exc, self.transport.base_url)
         finally:
             self._settle(ticket, done)
         return done

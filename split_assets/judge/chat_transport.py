@@ -56,6 +56,10 @@ class ChatTransport:
                                               verify=tls_context().result()))
         self.redact = client_redactor(self._client)  # the one boundary: see call
 
+    @property
+    def base_url(self) -> str:
+        return str(self._client.base_url)
+
     async def aclose(self) -> None:
         await self._client.close()
 

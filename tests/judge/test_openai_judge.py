@@ -3,7 +3,9 @@ one test per fault, asserting what a user would check (rows completed, degraded,
 
 from __future__ import annotations
 
+import socket
 import sqlite3
+import ssl
 from pathlib import Path
 
 import pytest
@@ -266,3 +268,40 @@ def test_tls_context_is_built_once_and_verifies_certificates() -> None:
     context = tls_context().result(timeout=30)
     assert context.verify_mode == ssl.CERT_REQUIRED and context.check_hostname
     assert tls_context() is tls_context()
+
+
+def test_a_refused_connection_is_named_with_the_url(openai_config: Path, server: FakeLLM,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """No server where OPENAI_BASE_URL points: the breaker's line says the connection was
+    refused and at which URL (credentials are left out: test_connection_failures_are_named)."""
+    with socket.socket() as sock:  # a port nothing listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    monkeypatch.setenv("OPENAI_BASE_URL", f"http://127.0.0.1:{port}/v1")
+    with pytest.raises(RunFailure) as failure:
+        run_diagnosis(openai_config)
+    line = failure.value.line()
+    assert f"the last: connection refused (http://127.0.0.1:{port}/v1)" in line
+    assert not server.requests
+
+
+@pytest.mark.parametrize(("cause", "named"), [
+    (ConnectionRefusedError(111, "Connection refused"), "connection refused"),
+    (socket.gaierror(-2, "Name or service not known"), "name not resolved"),
+    (ssl.SSLCertVerificationError("certificate verify failed"), "TLS failed"),
+    (TimeoutError(), "connection timed out"),
+    (ConnectionResetError(104, "Connection reset by peer"), "connection reset"),
+])
+def test_connection_failures_are_named(cause: BaseException, named: str) -> None:
+    import openai
+
+    from split_assets.judge.call_policy import connection_failure
+
+    try:
+        try:
+            raise cause
+        except BaseException as inner:
+            raise openai.APIConnectionError(request=None) from inner  # type: ignore[arg-type]
+    except openai.APIConnectionError as exc:
+        said = connection_failure(exc, "https://k:s@api.example.org:8443/v1?x=1")
+    assert said == f"{named} (https://api.example.org:8443/v1)"
