@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from dagster import DagsterInstance
@@ -67,11 +70,38 @@ def dagster_home() -> Path:
     return home
 
 
+READY = ".split_assets_storage_ready"  # the instance's storage was created (under the lock)
+
+
+@contextmanager
+def _home_lock(home: Path) -> Iterator[None]:
+    with open(home / ".split_assets.lock", "a+b") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _first_load(home: Path) -> DagsterInstance:
+    """The first load of a new instance creates its storage (SQLite databases and their
+    schema versions); two processes doing it at once can leave it unloadable ("alembic_version
+    has more than one head"), so the first load happens under a file lock, one at a time."""
+    with _home_lock(home):
+        instance = DagsterInstance.get()
+        if not (home / READY).exists():
+            instance.get_runs(limit=1)  # every storage made and stamped before the mark
+            (home / READY).touch()
+        return instance
+
+
 def get_instance() -> DagsterInstance:
     """The persistent instance; a broken ``dagster.yaml`` is one line naming it."""
     home = dagster_home()
     try:
-        return DagsterInstance.get()
+        if (home / READY).exists():
+            return DagsterInstance.get()
+        return _first_load(home)
     except Exception as exc:  # noqa: BLE001 - Dagster raises many kinds for a bad instance
         if environment_error(exc) is not None:
             raise

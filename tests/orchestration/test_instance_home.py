@@ -31,3 +31,28 @@ def test_run_from_another_folder_uses_the_project_s_instance(
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
     monkeypatch.delenv("DAGSTER_HOME")
     assert instance.resolve_dagster_home() == tmp_path / "state/split-assets/dagster_home"
+
+
+def test_two_first_runs_at_once_on_a_new_instance_both_succeed(
+        _small_template: Path, tmp_path: Path) -> None:
+    """A brand-new DAGSTER_HOME: the first load creates the storage under a file lock, so two
+    runs started at the same moment never leave it unloadable."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    home = tmp_path / "new_home"  # nothing there yet: the first command makes it
+    procs = []
+    for name in ("a", "b"):
+        shutil.copytree(_small_template, tmp_path / name)
+        procs.append(subprocess.Popen(
+            [str(Path(sys.executable).parent / "split-assets"), "run", "--config",
+             str(tmp_path / name / "video_split.yaml")],
+            env=dict(os.environ, DAGSTER_HOME=str(home)), stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, text=True))
+    for proc in procs:
+        out, err = proc.communicate(timeout=300)
+        assert proc.returncode == 0, err[-2000:]
+        assert kv(out)["dagster_home"] == str(home)
+    assert (home / ".split_assets_storage_ready").is_file()
