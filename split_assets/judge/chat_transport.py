@@ -23,7 +23,7 @@ from split_assets.judge.budget import Budget
 from split_assets.judge.call_policy import Prepared
 from split_assets.judge.endpoint import tls_context
 from split_assets.judge.replies import Reply, Stall, read_stream, reply_of
-from split_assets.lib.redact import Redactor, secrets_of
+from split_assets.lib.redact import LogRedaction, Redactor, secrets_of
 from split_assets.settings import OpenAIJudgeConfig
 
 
@@ -55,12 +55,16 @@ class ChatTransport:
                                               timeout=longest,
                                               verify=tls_context().result()))
         self.redact = client_redactor(self._client)  # the one boundary: see call
+        # and the client's own debug log (OPENAI_LOG=debug), while this client lives
+        self._log_redaction = LogRedaction(self.redact).install() if self.redact else None
 
     @property
     def base_url(self) -> str:
         return str(self._client.base_url)
 
     async def aclose(self) -> None:
+        if self._log_redaction is not None:
+            self._log_redaction.remove()
         await self._client.close()
 
     def post(self, request: Prepared, stream: bool) -> Any:

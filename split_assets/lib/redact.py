@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import base64
 import functools
+import logging
 import os
 import re
 from collections.abc import Iterable, Mapping
@@ -179,3 +180,36 @@ def _redactor_of(values: tuple[str | None, ...]) -> Redactor:
 def environment_redactor() -> Redactor:
     """The redactor of the secrets the environment holds now (built once per distinct set)."""
     return _redactor_of(tuple(os.environ.get(n) for n in (*KEY_VARS, HEADERS_VAR, URL_VAR)))
+
+
+# the loggers the openai client and its HTTP layers write to (its debug log shows request
+# options, custom headers included, under OPENAI_LOG=debug)
+CLIENT_LOGGERS = ("openai", "openai._base_client", "httpx", "httpcore", "aiohttp.client")
+
+
+class LogRedaction(logging.Filter):
+    """Redacts a record's formatted message (added to each of ``CLIENT_LOGGERS``: a logger's
+    own filters see every record logged on it)."""
+
+    def __init__(self, redact: Redactor) -> None:
+        super().__init__()
+        self.redact = redact
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        try:
+            message = record.getMessage()
+        except (TypeError, ValueError):  # a malformed record: left as the logger made it
+            return True
+        clean = self.redact(message)
+        if clean != message:
+            record.msg, record.args = clean, None
+        return True
+
+    def install(self) -> LogRedaction:
+        for name in CLIENT_LOGGERS:
+            logging.getLogger(name).addFilter(self)
+        return self
+
+    def remove(self) -> None:
+        for name in CLIENT_LOGGERS:
+            logging.getLogger(name).removeFilter(self)

@@ -157,3 +157,28 @@ def test_an_echoed_credential_reaches_no_file_and_no_row(
         assert texts and all(MARKER in text for text in texts)
     else:  # the error line quotes the endpoint's message, redacted
         assert f"{header}: Bearer {MARKER}" in err or f"{header}: {MARKER}" in err, err
+
+
+def test_the_client_s_own_debug_log_is_redacted(monkeypatch: pytest.MonkeyPatch,
+                                                caplog: pytest.LogCaptureFixture) -> None:
+    """While a client lives, whatever the openai client and its HTTP layers log (OPENAI_LOG=
+    debug) passes the same redaction; once it is closed, its filter goes."""
+    import asyncio
+    import logging
+
+    from split_assets.judge.chat_transport import ChatTransport
+    from split_assets.settings.judge_sections import OpenAIJudgeConfig
+
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+    transport = ChatTransport(OpenAIJudgeConfig())
+    with caplog.at_level(logging.DEBUG):
+        for name in ("openai._base_client", "httpx"):
+            logging.getLogger(name).debug("Request options: %s",
+                                          {"headers": {"X-Echo": f"Bearer {KEY}"}})
+    assert KEY not in caplog.text and caplog.text.count(MARKER) == 2
+    asyncio.run(transport.aclose())
+    from split_assets.lib.redact import LogRedaction
+
+    assert not [f for f in logging.getLogger("openai._base_client").filters
+                if isinstance(f, LogRedaction)]
