@@ -12,6 +12,7 @@ KEYS: dict[str, str] = {
     "harness_db": "paths.harness_db",
     "store_dir": "paths.store_dir",
     "signals_db": "paths.signals_db",
+    "out_dir": "paths.out_dir",
     # video_split
     "baseline_run_id": "video_split.baseline_run_id",
     "balance": "video_split.balance",

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from split_assets import envfile
 from split_assets.diagnosis.cases import CaseSource
+from split_assets.diagnosis.output_checks import check_outputs
 from split_assets.diagnosis.plan import (
     DiagnosisPlan,
     check_before_diagnosis,
@@ -151,6 +152,14 @@ def preflight(inputs: Inputs, partition: Partition, judge: Judge,
                 unset = (KEY_VAR,)
         check_before_diagnosis(inputs.video_split, len(inputs.benchmark.videos),
                                inputs.predictions, store.rows(partition.run_id, partition.key))
+        check_outputs(partition.paths.signals_db, partition.paths.out_dir)
+        if diag.context == "full":  # every trace the split's digests will read, as they read
+            # it (diagnosed or not: a node its tree lacks is refused now, not after the steps);
+            # the same pairs the freeze asks for, kept by the inputs, so it reuses them (the
+            # dry run leaves the digest cache alone: it writes nothing)
+            inputs.context_digests(sorted((p.question_id, p.video_id)
+                                          for p in inputs.predictions if not p.correct),
+                                   cached=not estimate)
         return Preflight(plan, dry_run_estimate(judge, inputs.paths.prompts_dir,
                                                 diag.openai.price, cases, store)
                          if estimate else None, unset)
