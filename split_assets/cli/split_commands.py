@@ -140,9 +140,12 @@ def run(config: Path | None, dry_run: bool = False, generated_at: str | None = N
     if allow_degraded < 0:
         raise UserError(f"--allow-degraded {allow_degraded} is negative", "--allow-degraded",
                         "pass 0 or more")
+    from split_assets.app.declared_workspaces import name_for
+
     s = open_session(config)
     partition = s.partition
     assert s.judge is not None  # a command's session is the config's own
+    name_for(s.loaded.path)  # the declarations the run reads: a broken one is refused now
     if dry_run:  # its estimate renders every prompt: collect as usual
         from split_assets.lib import gc_pause
 

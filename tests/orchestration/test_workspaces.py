@@ -274,3 +274,16 @@ def test_dg_scaffold_writes_a_declaration_dg_check_accepts(tmp_path: Path) -> No
     assert (folder / "video_split.yaml").is_file()
     checked = dg("check", "defs")
     assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
+def test_a_broken_sibling_declaration_is_refused_by_run_and_dry_run_alike(
+        small_workspace: Path, run_cli, tmp_path: Path,  # noqa: ANN001
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = tmp_path / "declared"
+    _declaration(folder, "alpha", str(small_workspace))
+    _declaration(folder, "beta", "nowhere/video_split.yaml")  # broken
+    monkeypatch.setenv("SPLIT_ASSETS_WORKSPACES", str(folder))
+    code, _, err = run_cli("run", "--config", str(small_workspace))
+    dry_code, _, dry_err = run_cli("run", "--dry-run", "--config", str(small_workspace))
+    assert code == dry_code == 2 and err == dry_err and len(err.splitlines()) == 1
+    assert "workspace config not found" in err
