@@ -1,10 +1,13 @@
 """The full signal sweep (issues 21, 38): ``split-assets run`` on fresh copies of the 900-video
-demo workspace, each sent one Ctrl-C (or, ``--signal term``, one SIGTERM) at one of 30 seeded
-moments spread over a plain run's length. Every outcome must be exit 130 (SIGTERM: 143) with
-one ``error: interrupted`` (``error: terminated``) line last on stderr and no traceback, or a
-normal finish with every result line (tests/cli/test_sigint_sweep.py runs a few moments on a
-small workspace in ``make test``). Usage: ``.venv/bin/python -m bench.sigint_sweep
-[--timings 30] [--parallel 2] [--signal int|term]``; ends with one JSON line."""
+demo workspace (a fresh signal store: the sweep goes through the diagnosis pass), each sent one
+Ctrl-C (SIGINT) or one SIGTERM at one of 30 seeded moments spread over a plain run's length,
+with CPU-burning processes beside it (``--burners``, default 2). Every outcome must be exit 130
+(SIGTERM: 143) with one ``error: interrupted`` (``error: terminated``) line last on stderr, no
+traceback, and no run alive 10 s after its signal -- or a normal finish with every result line;
+then each interrupted workspace is run again to the end and its pools.json must be
+byte-identical to the plain run's (tests/cli/test_sigint_sweep.py runs a few moments on a small
+workspace in ``make test``). Usage: ``.venv/bin/python -m bench.sigint_sweep [--timings 30]
+[--parallel 2] [--signal int|term|both] [--burners 2]``; ends with one JSON line per signal."""
 
 from __future__ import annotations
 
@@ -17,53 +20,83 @@ import tempfile
 from collections import Counter
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+SIGNALS = {"int": (signal.SIGINT, 130), "term": (signal.SIGTERM, 143)}
+
+
+def _home(folder: Path) -> Path:
+    from split_assets.orchestration.instance import DAGSTER_YAML
+
+    home = folder / "home"
+    home.mkdir()
+    (home / "dagster.yaml").write_text(DAGSTER_YAML, encoding="utf-8")
+    subprocess.run([sys.executable, "-c", "from dagster import DagsterInstance; "
+                    "DagsterInstance.get().get_runs()"], check=True,
+                   env={"DAGSTER_HOME": str(home), "PATH": ""})
+    return home
+
+
+def _pools(stdout: str) -> bytes | None:
+    for line in stdout.splitlines():
+        if line.startswith("pools="):
+            return Path(line.split("=", 1)[1]).read_bytes()
+    return None
+
+
+def _one_signal(name: str, folder: Path, home: Path, args: argparse.Namespace) -> int:
+    from testkit.sigint import interrupt_at, spread, sweep
+
+    sig, ended = SIGNALS[name]
+    plain = sweep(folder / "template", home, folder / f"plain-{name}", [0] * args.parallel,
+                  args.parallel)
+    if any(o.code != 0 for o in plain):
+        print(next(o for o in plain if o.code != 0).stderr, file=sys.stderr)
+        return 1
+    solo = _pools(plain[0].stdout)
+    wall = max(o.wall_s for o in plain)
+    timings = spread(wall, args.timings, args.seed)
+    outcomes = sweep(folder / "template", home, folder / f"sweep-{name}", timings,
+                     args.parallel, sig)
+    differ = 0
+    for i, o in enumerate(outcomes):
+        again = (interrupt_at(folder / f"sweep-{name}" / f"ws{i}" / "video_split.yaml", home, 0)
+                 if o.code == ended else o)
+        same = _pools(again.stdout) == solo
+        differ += not same
+        print(f"SIG{name.upper():4s} at {o.at_s:6.2f}s  exit {o.code:4d}  "
+              f"{o.problem() or 'ok'}  re-run pools {'identical' if same else 'DIFFER'}")
+        if o.problem():
+            print("    " + "\n    ".join(o.stderr.strip().splitlines()[-6:]))
+    problems = [o for o in outcomes if o.problem() is not None]
+    codes = Counter(o.code for o in outcomes)
+    slowest = max((o.after_signal_s or 0.0) for o in outcomes)
+    print(f"{len(outcomes)} timings over a {wall:.1f} s run: {codes[ended]} interrupted, "
+          f"{codes[0]} finished, {len(problems)} wrong, {differ} re-runs differ, slowest exit "
+          f"{slowest:.1f} s after the signal")
+    print(json.dumps({"signal": name, "timings": len(outcomes), "run_s": round(wall, 2),
+                      "interrupted": codes[ended], "finished": codes[0],
+                      "wrong": len(problems), "rerun_pools_differ": differ,
+                      "slowest_exit_after_signal_s": round(slowest, 2)}))
+    return 1 if problems or differ else 0
 
 
 def main() -> int:
     from split_assets.demo import build_workspace
-    from split_assets.orchestration.instance import DAGSTER_YAML
-    from testkit.sigint import spread, sweep
+    from testkit.sigint import burning
 
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--timings", type=int, default=30)
     parser.add_argument("--parallel", type=int, default=2)
     parser.add_argument("--seed", type=int, default=21)
-    parser.add_argument("--signal", choices=("int", "term"), default="int")
+    parser.add_argument("--signal", choices=("int", "term", "both"), default="both")
+    parser.add_argument("--burners", type=int, default=2)
     args = parser.parse_args()
-    sig = signal.SIGTERM if args.signal == "term" else signal.SIGINT
-    ended = 143 if args.signal == "term" else 130
+    names = ["int", "term"] if args.signal == "both" else [args.signal]
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         build_workspace(folder / "template")
-        home = folder / "home"
-        home.mkdir()
-        (home / "dagster.yaml").write_text(DAGSTER_YAML, encoding="utf-8")
-        subprocess.run([sys.executable, "-c", "from dagster import DagsterInstance; "
-                        "DagsterInstance.get().get_runs()"], check=True,
-                       env={"DAGSTER_HOME": str(home), "PATH": ""})
-        plain = sweep(folder / "template", home, folder / "plain", [0] * args.parallel,
-                      args.parallel)
-        bad = [o for o in plain if o.code != 0]
-        if bad:
-            print(bad[0].stderr, file=sys.stderr)
-            return 1
-        wall = max(o.wall_s for o in plain)
-        timings = spread(wall, args.timings, args.seed)
-        outcomes = sweep(folder / "template", home, folder / "sweep", timings, args.parallel,
-                         sig)
-    for o in outcomes:
-        print(f"at {o.at_s:6.2f}s  exit {o.code:4d}  {o.problem() or 'ok'}")
-        if o.problem():
-            print("    " + "\n    ".join(o.stderr.strip().splitlines()[-6:]))
-    problems = [o for o in outcomes if o.problem() is not None]
-    codes = Counter(o.code for o in outcomes)
-    print(f"{len(outcomes)} timings over a {wall:.1f} s run: {codes[ended]} interrupted, "
-          f"{codes[0]} finished, {len(problems)} wrong")
-    print(json.dumps({"timings": len(outcomes), "run_s": round(wall, 2),
-                      "signal": args.signal, "interrupted": codes[ended], "finished": codes[0],
-                      "wrong": len(problems)}))
-    return 1 if problems else 0
+        home = _home(folder)
+        with burning(args.burners):
+            return max(_one_signal(name, folder, home, args) for name in names)
 
 
 if __name__ == "__main__":

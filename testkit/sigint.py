@@ -13,7 +13,9 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,6 +23,7 @@ CLI = Path(sys.executable).parent / "split-assets"
 RESULTS = ("fingerprint", "split_id", "pools", "pools_sha256", "manifest")
 
 
+ALIVE_AFTER_S = 10.0  # a signalled run must have ended by then
 # what each signal must end a run with: its exit status and the start of the last line
 ENDINGS = {signal.SIGINT: (130, "error: interrupted (Ctrl-C): "),
            signal.SIGTERM: (143, "error: terminated (SIGTERM): ")}
@@ -34,9 +37,12 @@ class Outcome:
     stderr: str
     wall_s: float
     sig: int = signal.SIGINT
+    after_signal_s: float | None = None  # from the signal to the exit (None: not sent)
 
     def problem(self) -> str | None:
         """What is wrong with this outcome, or None."""
+        if self.after_signal_s is not None and self.after_signal_s > ALIVE_AFTER_S:
+            return f"alive {self.after_signal_s:.1f} s after the signal"
         for marker in ("Traceback", "Exception ignored"):
             if marker in self.stderr:
                 return f"{marker} in stderr"
@@ -65,15 +71,33 @@ def interrupt_at(config: Path, home: Path, at_s: float, timeout_s: float = 120,
     deadline = started + (at_s or timeout_s)
     while proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.01)
+    sent = None
     if proc.poll() is None:
         proc.send_signal(sig)
+        sent = time.monotonic()
     try:
         out, err = proc.communicate(timeout=timeout_s)
     except subprocess.TimeoutExpired:
         proc.send_signal(signal.SIGABRT)
         out, err = proc.communicate()
         err = f"HUNG {timeout_s} s after the start; the stacks it was aborted with:\n{err}"
-    return Outcome(at_s, proc.returncode, out, err, time.monotonic() - started, sig)
+    ended = time.monotonic()
+    return Outcome(at_s, proc.returncode, out, err, ended - started, sig,
+                   None if sent is None else ended - sent)
+
+
+@contextmanager
+def burning(n: int) -> Iterator[None]:
+    """``n`` processes burning a CPU each (niced a little) while the block runs: a busy
+    machine, where a signal lands in the middle of slow start-up and slow steps."""
+    burners = [subprocess.Popen([sys.executable, "-c", "import os; os.nice(5)\nwhile True: pass"])
+               for _ in range(n)]
+    try:
+        yield
+    finally:
+        for proc in burners:
+            proc.kill()
+            proc.wait()
 
 
 def spread(duration_s: float, n: int, seed: int) -> list[float]:
