@@ -90,6 +90,10 @@ def main() -> int:
     parser.add_argument("--signal", choices=("int", "term", "both"), default="both")
     parser.add_argument("--burners", type=int, default=2)
     args = parser.parse_args()
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        # started in the background of a shell: SIGINT ignored, and every run started would
+        # inherit that (exec keeps an ignored signal) and rightly ignore the sweep's Ctrl-C
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     names = ["int", "term"] if args.signal == "both" else [args.signal]
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
