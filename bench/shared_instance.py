@@ -20,6 +20,7 @@ from pathlib import Path
 
 import yaml
 
+from testkit.runs import new_instance
 from testkit.runs import start_run as _start
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -45,19 +46,6 @@ def _with_seed(template: Path, folder: Path, seed: int) -> Path:
     doc["video_split"]["seed"] = seed
     config.write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
     return config
-
-
-def _home(folder: Path) -> Path:
-    """A Dagster instance, created before any run starts (as the test's template is: two
-    processes creating a new instance's SQLite storage at once can leave it unloadable)."""
-    from split_assets.orchestration.instance import DAGSTER_YAML
-
-    folder.mkdir()
-    (folder / "dagster.yaml").write_text(DAGSTER_YAML, encoding="utf-8")
-    subprocess.run([sys.executable, "-c", "from dagster import DagsterInstance; "
-                    "DagsterInstance.get().get_runs()"], check=True,
-                   env={"DAGSTER_HOME": str(folder), "PATH": ""})
-    return folder
 
 
 def _wrong(result: dict[str, str] | str, solo: bytes, seed: int) -> str | None:
@@ -86,12 +74,12 @@ def main() -> int:
         solo: dict[str, bytes] = {}
         for name, seed in seeds.items():  # alone, each on an instance of its own
             result = _finish({name: _start(_with_seed(template, folder / f"solo-{name}", seed),
-                                           _home(folder / f"home-{name}"))})[name]
+                                           new_instance(folder / f"home-{name}"))})[name]
             if isinstance(result, str):
                 print(f"solo {name}: {result}", file=sys.stderr)
                 return 1
             solo[name] = Path(result["pools"]).read_bytes()
-        shared = _home(folder / "home-shared")
+        shared = new_instance(folder / "home-shared")
         for r in range(args.rounds):
             configs = {name: _with_seed(template, folder / f"r{r}-{name}", seed)
                        for name, seed in seeds.items()}

@@ -14,25 +14,12 @@ from __future__ import annotations
 import argparse
 import json
 import signal
-import subprocess
 import sys
 import tempfile
 from collections import Counter
 from pathlib import Path
 
 SIGNALS = {"int": (signal.SIGINT, 130), "term": (signal.SIGTERM, 143)}
-
-
-def _home(folder: Path) -> Path:
-    from split_assets.orchestration.instance import DAGSTER_YAML
-
-    home = folder / "home"
-    home.mkdir()
-    (home / "dagster.yaml").write_text(DAGSTER_YAML, encoding="utf-8")
-    subprocess.run([sys.executable, "-c", "from dagster import DagsterInstance; "
-                    "DagsterInstance.get().get_runs()"], check=True,
-                   env={"DAGSTER_HOME": str(home), "PATH": ""})
-    return home
 
 
 def _pools(stdout: str) -> bytes | None:
@@ -81,6 +68,7 @@ def _one_signal(name: str, folder: Path, home: Path, args: argparse.Namespace) -
 
 def main() -> int:
     from split_assets.demo import build_workspace
+    from testkit.runs import new_instance
     from testkit.sigint import burning
 
     parser = argparse.ArgumentParser(description=__doc__)
@@ -98,7 +86,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         build_workspace(folder / "template")
-        home = _home(folder)
+        home = new_instance(folder / "home")
         with burning(args.burners):
             return max(_one_signal(name, folder, home, args) for name in names)
 
