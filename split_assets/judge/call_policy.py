@@ -60,11 +60,19 @@ class Prepared:
 
 
 def check_environment() -> None:
-    """The key must come from the environment; its value is never shown anywhere."""
+    """The key must come from the environment; its value is never shown anywhere. A base URL
+    with credentials in it (``https://user:pass@host``) is refused: the HTTP layer cannot send
+    them beside the key, and would fail each call with a traceback."""
     if not os.environ.get(KEY_VAR):
         raise UserError(f"{KEY_VAR} is not set", "environment",
                         f"export {KEY_VAR} (and {URL_VAR} for a non-OpenAI endpoint) before "
                         f"running with {config_key('judge')}: openai")
+    url = os.environ.get(URL_VAR, "")
+    if "@" in urlsplit(url).netloc:
+        raise UserError(f"{URL_VAR} holds credentials ({safe_url(url)} with a user or "
+                        "password before '@')", URL_VAR,
+                        f"drop them from the URL: the key goes in {KEY_VAR}, other headers "
+                        "in OPENAI_CUSTOM_HEADERS")
 
 
 class CircuitBreaker:

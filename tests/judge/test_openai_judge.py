@@ -305,3 +305,13 @@ def test_connection_failures_are_named(cause: BaseException, named: str) -> None
     except openai.APIConnectionError as exc:
         said = connection_failure(exc, "https://k:s@api.example.org:8443/v1?x=1")
     assert said == f"{named} (https://api.example.org:8443/v1)"
+
+
+def test_a_base_url_with_credentials_is_refused_up_front(openai_config: Path, server: FakeLLM,
+                                                         run_cli,  # noqa: ANN001
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_BASE_URL", server.base_url.replace("://", "://me:hunter22@"))
+    code, _, err = run_cli("run", "--config", str(openai_config))
+    assert code == 2 and len(err.splitlines()) == 1, err
+    assert "OPENAI_BASE_URL holds credentials" in err and "hunter22" not in err
+    assert not server.requests
