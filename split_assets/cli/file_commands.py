@@ -11,7 +11,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from split_assets.cli.arguments import Subcommands, actions, command, config_arg
-from split_assets.cli.terminal import open_session, say
+from split_assets.cli.terminal import benchmark_name, open_session, say
 from split_assets.errors import UserError
 
 
@@ -180,9 +180,7 @@ def handle_export_rows(args: argparse.Namespace) -> int:
     if args.kind == "jsonl":
         write_jsonl(rows, out)
     else:
-        benchmark = ", ".join(sorted(p.stem for p in s.loaded.paths.questions_dir.glob(
-            "*.json"))) or "?"
-        write_hf(rows, out, s.partition.frozen_manifest(), benchmark)
+        write_hf(rows, out, s.partition.frozen_manifest(), benchmark_name(s))
     print(f"wrote {n} questions of {', '.join(rows)} (split {s.partition.split_id}, "
           f"{s.partition.key}) to {out}")
     say(NOTICE)

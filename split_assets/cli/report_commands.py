@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from split_assets.cli.arguments import Subcommands, command, config_arg
-from split_assets.cli.terminal import open_session, say
+from split_assets.cli.terminal import benchmark_name, open_session, say
 
 
 def add_report(sub: Subcommands) -> None:
@@ -29,9 +29,8 @@ def handle_report(args: argparse.Namespace) -> int:
     diag = s.loaded.config.diag
     card = gather(partition, s.problem(), diag.openai.price if diag.judge == "openai" else None,
                   _agreement(s))
-    benchmark = ", ".join(sorted(p.stem for p in s.loaded.paths.questions_dir.glob("*.json")))
     out: Path = args.out or report_dir(partition.out_dir)
-    written = write_card(card, out, benchmark or "?")
+    written = write_card(card, out, benchmark_name(s))
     print(f"card={written[0]}")
     print(f"markdown={written[1]}")
     print(f"figures={len(written) - 2}")

@@ -27,3 +27,10 @@ def print_pairs(lines: list[tuple[str, object]]) -> int:
     for key, value in lines:
         print(f"{key}={value}")
     return 0
+
+
+def benchmark_name(s: Session) -> str:
+    """The workspace's benchmark as its questions files name it (``questions/videomme.json``):
+    what the split card and the dataset card state."""
+    names = sorted(p.stem for p in s.loaded.paths.questions_dir.glob("*.json"))
+    return ", ".join(names) or "?"

@@ -9,12 +9,14 @@ already submitted is recorded, never submitted again)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from split_assets.errors import InputError, UserError
 from split_assets.evaluation.comparison import check_roles, load_pools
 from split_assets.evaluation.reuse import Ladder, one_sided_p
 from split_assets.lib.canonical import digest_of
+from split_assets.store.ledger import Look
 from split_assets.store.signals import SignalStore
 from split_assets.workspace.inputs import Inputs
 from split_assets.workspace.partition import Partition
@@ -52,16 +54,12 @@ def feedback(inputs: Inputs, partition: Partition, candidate: str, store: Signal
                          f"question(s) (e.g. {', '.join(missing[:3])})", "--candidate",
                          "import its predictions of the whole validation pool")
     answers = [bool(correct[q]) for q in ids]
-    ladder, submitted = Ladder(videos, baseline), set()
+    ladder = Ladder(videos, baseline)
     sha = partition.frozen_manifest()["pools_sha256"]
-    for look in store.looks(doc["split_id"], POOL):
-        # this very validation pool's submissions (a split id of another judge may have
-        # frozen other pools: its ledger rows are not this leaderboard's)
-        bits = look.statistic.get("answers", "")
-        same = look.statistic.get("pools_sha256", sha) == sha and len(bits) == len(ids)
-        if look.source == SOURCE and same and look.answers_digest not in submitted:
-            ladder.submit([c == "1" for c in bits])
-            submitted.add(look.answers_digest)
+    earlier = ladder_submissions(store.looks(doc["split_id"], POOL), len(ids), sha)
+    for _, given in earlier:
+        ladder.submit(given)
+    submitted = {look.answers_digest for look, _ in earlier}
     digest = digest_of([[q, c] for q, c in zip(ids, answers, strict=True)])
     moved, new_submission = False, digest not in submitted
     if new_submission:  # answers submitted before are never submitted again
@@ -78,3 +76,20 @@ def feedback(inputs: Inputs, partition: Partition, candidate: str, store: Signal
             "leaderboard_accuracy": released, "moved": moved, "significant": significant,
             "repeat": look.is_repeat, "submitted": new_submission,
             "submissions": submissions, "budget": budget, "within_budget": submissions <= budget}
+
+
+def ladder_submissions(looks: Iterable[Look], n: int, sha: str) -> list[tuple[Look, list[bool]]]:
+    """The Ladder's submissions among ``looks``, in order, each with its answers: the feedback
+    rows of this very validation pool (its ``n`` questions and pools sha256: a split id of
+    another judge may have frozen other pools, whose rows are not this leaderboard's), each
+    set of answers once (a repeat is never submitted again)."""
+    out: list[tuple[Look, list[bool]]] = []
+    seen: set[str] = set()
+    for look in looks:
+        bits = look.statistic.get("answers", "")
+        if (look.pool == POOL and look.source == SOURCE and len(bits) == n
+                and look.statistic.get("pools_sha256", sha) == sha
+                and look.answers_digest not in seen):
+            seen.add(look.answers_digest)
+            out.append((look, [c == "1" for c in bits]))
+    return out

@@ -17,7 +17,7 @@ from split_assets.orchestration.metadata import (
 from split_assets.split.freeze import FrozenSplit, pool_questions
 from split_assets.split.layout import POOLS
 from split_assets.split.problem import SplitProblem
-from split_assets.split.stats import tier_counts
+from split_assets.split.stats import largest_deviation, tier_counts
 
 if TYPE_CHECKING:
     from split_assets.workspace.partition import Partition
@@ -82,8 +82,7 @@ def floors_table(floors: dict[str, dict[str, int]]) -> Any:
 def frozen_summary(doc: dict[str, Any]) -> str:
     """What a researcher reads first: sizes, the largest deviation, power, the floors."""
     counts, power = doc["counts"], doc.get("power") or {}
-    rows = [r for r in doc["test_deviation"] if r["constrained"]] or doc["test_deviation"]
-    big = max(rows, key=lambda r: abs(r["deviation"]))
+    big = largest_deviation(doc["test_deviation"])
     lines = ["| pool | videos | questions | baseline accuracy | detectable gain |",
              "|---|---|---|---|---|"]
     for name in POOLS:

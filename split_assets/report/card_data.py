@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from split_assets.evaluation.comparison import load_pools
+from split_assets.evaluation.feedback import ladder_submissions
 from split_assets.evaluation.reuse import Ladder
 from split_assets.split.layout import POOLS
 
@@ -92,14 +93,8 @@ def _leaderboard(problem: SplitProblem, doc: dict[str, Any], looks: list[Look],
     video = {q.question_id: q.video_id for q in problem.questions}
     ladder = Ladder([video[q] for q in ids], [bool(doc["correctness"][q]) for q in ids])
     board: list[dict[str, Any]] = []
-    seen: set[str] = set()
-    for look in looks:
-        bits = look.statistic.get("answers", "")
-        if (look.pool != "validation" or look.source != "feedback" or len(bits) != len(ids)
-                or look.answers_digest in seen or look.statistic.get("pools_sha256", sha) != sha):
-            continue
-        seen.add(look.answers_digest)
-        step = ladder.submit([c == "1" for c in bits])
+    for look, given in ladder_submissions(looks, len(ids), sha):
+        step = ladder.submit(given)
         board.append({"submission": len(board) + 1, "run_id": look.run_id,
                       "created_at": look.created_at, "moved": step.moved,
                       "leaderboard_accuracy": round(1.0 - step.released_loss, 6),

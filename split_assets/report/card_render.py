@@ -14,6 +14,7 @@ from split_assets.lib.canonical import atomic_write_bytes
 from split_assets.report.card_data import TIERS, CardData
 from split_assets.report.card_figures import Figure, draw
 from split_assets.split.layout import POOLS
+from split_assets.split.stats import largest_deviation
 
 CARD_MD, CARD_HTML, FIGURES = "split_card.md", "split_card.html", "figures"
 
@@ -52,14 +53,9 @@ def sections(card: CardData, benchmark: str, figures: list[Figure]) -> list[str]
             "question text, so it can be shared where the benchmark's annotation cannot.", ""]
 
 
-def _largest(m: dict[str, Any]) -> dict[str, Any]:
-    rows = [r for r in m["test_deviation"] if r["constrained"]] or m["test_deviation"]
-    return max(rows, key=lambda r: abs(r["deviation"]))
-
-
 def _summary(card: CardData) -> list[str]:
     m = card.manifest
-    big, power = _largest(m), m.get("power") or {}
+    big, power = largest_deviation(m["test_deviation"]), m.get("power") or {}
     eps = m["config"]["video_split"].get("epsilon")
     short = [t for t, f in m["floors"].items() if f["trainval_t2"] < f["floor"]]
     lines = ["- **Pools** (videos / questions): " + ", ".join(
@@ -96,7 +92,7 @@ def _pools(m: dict[str, Any]) -> list[str]:
 
 
 def _deviation(m: dict[str, Any]) -> list[str]:
-    big = _largest(m)
+    big = largest_deviation(m["test_deviation"])
     rows = [[r["dimension"], r["category"], _pct(r["global"]), _pct(r["test"]),
              f"{100 * r['deviation']:+.2f}", "yes" if r["constrained"] else "no"]
             for r in m["test_deviation"]]

@@ -60,6 +60,13 @@ def epsilon_violations(problem: SplitProblem, test: list[SplitQuestion]) -> list
                         (accuracy(problem.questions), accuracy(test)))
 
 
+def largest_deviation(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The row of ``deviation_rows`` (as the manifest holds them) whose test share is farthest
+    from the global one, among the constrained categories (all rows when none is)."""
+    constrained = [r for r in rows if r["constrained"]] or rows
+    return max(constrained, key=lambda r: abs(r["deviation"]))
+
+
 def deviation_rows(problem: SplitProblem, test: list[SplitQuestion]) -> list[dict[str, Any]]:
     """One row per constrained category: global share, test share, deviation (fractions); a
     row per value of each ``balance`` field (balanced, not constrained); and a row for baseline

@@ -54,6 +54,16 @@ def _results_json(samples: Path, task: str, table: list[dict]) -> float:
     return score
 
 
+def _run_and_compare(run_cli, ws: Path) -> None:  # noqa: ANN001
+    """The imported workspace freezes a split, and its candidate compares on both pools."""
+    config = str(ws / "video_split.yaml")
+    code, out, err = run_cli("run", "--config", config)
+    assert code == 0 and kv(out)["pools"], err
+    code, out, err = run_cli("compare", "--candidate", "cand", "--config", config, "--json")
+    assert code == 0, err
+    assert set(json.loads(out)["pools"]) == {"validation", "test"}
+
+
 def test_videomme_from_lmms_eval_samples_and_the_parquet_release(tmp_path: Path,
                                                                   run_cli) -> None:  # noqa: ANN001
     table = vm.rows(vm_videos := 12, "base")
@@ -80,12 +90,7 @@ def test_videomme_from_lmms_eval_samples_and_the_parquet_release(tmp_path: Path,
     code, out, err = run_cli("import", "lmms-eval", "--samples", str(cand_files[0]),
                              "--run-id", "cand", "--role", "candidate", "--workspace", str(ws))
     assert code == 0, err
-    config = str(ws / "video_split.yaml")
-    code, out, err = run_cli("run", "--config", config)
-    assert code == 0, err
-    code, out, err = run_cli("compare", "--candidate", "cand", "--config", config, "--json")
-    assert code == 0, err
-    assert set(json.loads(out)["pools"]) == {"validation", "test"}
+    _run_and_compare(run_cli, ws)
 
 
 def test_longvideobench_from_its_parquet_release(tmp_path: Path, run_cli) -> None:  # noqa: ANN001
@@ -106,13 +111,7 @@ def test_longvideobench_from_its_parquet_release(tmp_path: Path, run_cli) -> Non
                              "cand", "--role", "candidate", "--workspace", str(ws),
                              "--annotations", str(release))
     assert code == 0, err
-    config = str(ws / "video_split.yaml")
-    code, out, err = run_cli("run", "--config", config)
-    assert code == 0, err
-    assert kv(out)["pools"]
-    code, out, err = run_cli("compare", "--candidate", "cand", "--config", config, "--json")
-    assert code == 0, err
-    assert set(json.loads(out)["pools"]) == {"validation", "test"}
+    _run_and_compare(run_cli, ws)
 
 
 def test_a_broken_parquet_file_is_one_line(tmp_path: Path, run_cli) -> None:  # noqa: ANN001
