@@ -8,14 +8,15 @@ Each server is the test server in its own process (testkit/llm_server.py --slots
 - hosted-like: 32 slots, 100 to 400 ms a request (uniform), the rest queued.
 
 For each, the judge diagnoses N wrong answers of a generated workspace with nothing set but
-the model (diag.concurrency unset: it starts at 8 and learns the endpoint, up to 64), on a
+the model (diag.concurrency unset: it starts at one request and learns the endpoint, up to
+64), on a
 fresh server; then, on another fresh server, the plain openai client sends the same prompts
 keeping exactly as many in flight as the server has slots (the server's own rate: it is never
 idle, nothing queues). The ratio is the judge's rate over that. The hosted endpoint's bound
 is also the theoretical 32 / 0.25 s = 128 calls/s.
 
-Prints a line per server and, last, one JSON object. Acceptance (issue 25): every local ratio
->= 0.9, hosted >= 0.85 of its bound. Run: .venv/bin/python bench/local_judges.py
+Prints a line per server and, last, one JSON object. Acceptance (issues 25 and 39): every
+local ratio >= 0.9, hosted >= 0.85 of its bound. Run: .venv/bin/python bench/local_judges.py
 """
 
 from __future__ import annotations

@@ -601,7 +601,10 @@ class FakeLLM:
                 mode == "json_schema" and self.schema_mode == "enforce"):
             content = instructed  # an unconstrained model does as it is told
         if self.slots is not None:  # queued for a slot, then the request's cost in it
-            cached = await self.slots.serve(prompt_text(body), len(content))
+            # a server generates at most max_tokens (the content is left whole)
+            limit = body.get("max_tokens")
+            out = min(len(content), 4 * limit) if isinstance(limit, int) else len(content)
+            cached = await self.slots.serve(prompt_text(body), out)
             body = {**body, "_slot_cached_tokens": cached}
         if body.get("stream"):
             return await self._send_stream(writer, body, index, action, content, keep_alive,
@@ -841,12 +844,19 @@ def main(argv: list[str] | None = None) -> int:
                         help="with --slots: seconds per output token")
     parser.add_argument("--jitter", type=float, default=0.0,
                         help="with --slots: a uniform random extra in [0, JITTER) seconds")
+    parser.add_argument("--arrival-jitter", type=float, default=0.0,
+                        help="with --slots: each request queues after a uniform random "
+                             "[0, ARRIVAL_JITTER) seconds (requests sent at once arrive in "
+                             "no fixed order)")
+    parser.add_argument("--time-scale", type=float, default=1.0,
+                        help="with --slots: each modelled second lasts TIME_SCALE seconds")
     parser.add_argument("--schema-mode", default="enforce", choices=sorted(SCHEMA_MODES))
     args = parser.parse_args(argv)
     slots = None
     if args.slots:
         slots = SlotModel(args.slots, args.latency, args.prompt_s_per_token,
-                          args.output_s_per_token, args.jitter)
+                          args.output_s_per_token, args.jitter,
+                          arrival_jitter_s=args.arrival_jitter, time_scale=args.time_scale)
     server = FakeLLM(
         latency_s=args.latency, model_reported=args.model, host=args.host, port=args.port,
         slots=slots, schema_mode=args.schema_mode,

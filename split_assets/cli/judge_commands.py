@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 def add_judge(sub: Subcommands) -> None:
     p = command(sub, "judge", "the openai judge's endpoint")
-    k = command(actions(p), "probe", "a few calls with the real prompt of one case: the "
+    k = command(actions(p), "probe", "a few calls with the real prompts of two cases: the "
                                      "model, response formats, prefix cache, latency, "
                                      "parallelism, and the settings they suggest", handle_probe)
     config_arg(k)
@@ -29,7 +29,8 @@ def add_judge(sub: Subcommands) -> None:
                         "format moves the fingerprint)")
     k.add_argument("--max-parallel", type=int, metavar="N",
                    help="probe parallelism up to N requests at once (default: "
-                        "diag.concurrency, at most 32; each probe sends 2N+ calls)")
+                        "diag.concurrency, at most 32; the test sends short calls, about "
+                        "3N on a server that serves N)")
 
 
 def add_agreement(sub: Subcommands) -> None:
@@ -108,7 +109,8 @@ def probe_command(config: Path | None, write: bool, max_parallel: int | None) ->
         raise ConfigError(f"diag.judge is {diag.judge}: there is no endpoint to probe",
                           "diag.judge", "set diag.judge: openai (with OPENAI_BASE_URL and "
                                         "OPENAI_API_KEY in the environment or a .env file)")
-    result = probe(diag, _first_case_messages(s), max_parallel or min(diag.concurrency, 32))
+    result = probe(diag, _case_messages(s), max_parallel or min(diag.concurrency, 32),
+                   lambda line: print(line, file=sys.stderr, flush=True))
     for key, value in result.lines():
         print(f"{key}={value}")
     if write:
@@ -116,21 +118,22 @@ def probe_command(config: Path | None, write: bool, max_parallel: int | None) ->
     return 0
 
 
-def _first_case_messages(s: Session) -> list[dict[str, str]]:
-    """The judge's real prompt for the first wrong answer of the baseline."""
+def _case_messages(s: Session) -> list[list[dict[str, str]]]:
+    """The judge's real prompts for the first two wrong answers of the baseline (one when
+    there is one)."""
     from split_assets.diagnosis.cases import CaseSource
     from split_assets.diagnosis.plan import wrong_to_diagnose
     from split_assets.judge.prompts import load_templates
     from split_assets.judge.render import render_messages
 
-    wrong = wrong_to_diagnose(s.inputs.predictions)[:1]
+    wrong = wrong_to_diagnose(s.inputs.predictions)[:2]
     if not wrong:
         raise ConfigError("the baseline has no wrong answer to build a prompt from",
                           "video_split.baseline_run_id", "probe with another workspace")
     templates = load_templates(s.loaded.paths.prompts_dir, s.judge.required_templates())
-    case = next(iter(CaseSource(s.inputs, wrong).cases(wrong)))
     diag = s.loaded.config.diag
-    return render_messages(templates, case, diag.context, diag.rules.open_tool)
+    return [render_messages(templates, case, diag.context, diag.rules.open_tool)
+            for case in CaseSource(s.inputs, wrong).cases(wrong)]
 
 
 def _write(s: Session, recommended: dict[str, Any]) -> None:

@@ -22,7 +22,6 @@ from split_assets.diagnosis.plan import DiagnosisPlan
 from split_assets.errors import ConfigError, UserError
 from split_assets.judge import JudgeOutcome
 from split_assets.lib.failpoints import failpoint
-from split_assets.settings.judge_sections import START_CONCURRENCY
 from split_assets.sources.harness_db import CanonicalPrediction
 from split_assets.store.leases import LeaseOwner
 from split_assets.store.signals import SignalRow, SignalStore
@@ -31,6 +30,8 @@ if TYPE_CHECKING:
     from split_assets.judge import Judge
     from split_assets.workspace.inputs import Inputs
     from split_assets.workspace.partition import Partition
+
+RULES_WORKERS = 16  # workers of a judge that calls nothing (the rules judge)
 
 
 class _Pass:
@@ -48,7 +49,7 @@ class _Pass:
         self.by_id = {p.question_id: p for p in todo}
         # the openai judge: up to diag.concurrency calls in flight; the rules judge calls
         # nothing, and more workers would only cost task switches
-        in_flight = getattr(judge, "max_in_flight", START_CONCURRENCY)
+        in_flight = getattr(judge, "max_in_flight", RULES_WORKERS // 2)
         self.n_workers = min(len(todo), 2 * in_flight)
         self.queue = LeasedQueue(partition, store, list(self.by_id), me, max(8, self.n_workers),
                                  degraded_before,

@@ -1,21 +1,30 @@
 """How long one attempt may take, on an endpoint whose speed is learned (``diag.openai.
 adaptive``): a timeout is there to catch a request that is stuck, not one that is slow for a
-known reason -- a cold prompt cache, or a queue of our own requests in front of it.
+known reason -- a cold prompt cache, or a queue of this run's own requests in front of it.
 
-- Before anything is measured (the run's first calls, whose prompt the server has not cached
-  yet): the prompt's tokens at the slowest prompt-processing rate earlier calls of this judge
-  measured (the signal store's telemetry), or ``timeout_max_s`` when none did.
-- Then: the no-load latency the concurrency limit measured (``concurrency.py``), times the
-  queue the request was sent into (its level over the parallelism seen, rounded up).
+An attempt's budget is its own time and the wait behind the requests ahead of it:
 
-Either way ``SAFETY`` times that, never less than the configured ``timeout_s`` (the whole
-call) or ``ttft_timeout_s`` (a stream's first token), never more than ``timeout_max_s``.
+- **its own time**: ``SAFETY`` times what an unqueued attempt should take -- the no-load
+  latency the concurrency limit measured (``concurrency.py``), or before that (the run's first
+  calls, whose prompt the server has not cached yet) the prompt's tokens at the slowest
+  prompt-processing rate earlier calls of this judge measured (the signal store's telemetry),
+  or ``timeout_max_s`` when none did; never less than the configured ``timeout_s`` (the whole
+  call) or ``ttft_timeout_s`` (a stream's first token), never more than ``timeout_max_s``.
+- **the wait**: every request of this run in flight when it is sent (the first wave's
+  included) is ahead of it, and ``SAFETY`` times the time they take to drain comes on top.
+  They drain at the rate answers have been coming back (answers in the last two no-load
+  latencies): the parallelism the endpoint actually showed, one at a time until two answers
+  have come back -- one no-load latency each, or ``timeout_max_s`` each before anything is
+  measured. A request is never abandoned because the run's own requests were queued first.
+
 With ``adaptive`` off the configured values are used as they are.
 """
 
 from __future__ import annotations
 
-import math
+import time
+from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from split_assets.judge.concurrency import AdaptiveLimit, Ticket
@@ -23,6 +32,8 @@ from split_assets.settings import OpenAIJudgeConfig
 
 SAFETY = 3.0
 _RATES = 64  # recent prompt-processing rates kept
+_ANSWERS = 1024  # recent answer times kept
+_WINDOW = 2.0  # no-load latencies of answers the drain rate is measured over
 
 
 @dataclass(frozen=True)
@@ -37,15 +48,20 @@ class TimeBudget:
     """The time budget of each attempt (module docstring)."""
 
     def __init__(self, settings: OpenAIJudgeConfig, limit: AdaptiveLimit,
-                 earlier_rates: list[float]) -> None:
+                 earlier_rates: list[float],
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self.settings = settings
         self.limit = limit
+        self.clock = clock
         # prompt tokens processed per second, measured (earlier runs', then this run's)
         self._rates = [r for r in earlier_rates if r > 0][-_RATES:]
+        self._answers: deque[float] = deque(maxlen=_ANSWERS)  # when each answer came back
+        self._started = clock()
 
     def observe(self, prompt_tokens: int, cached_tokens: int, latency_s: float) -> None:
-        """An answer: the rate it processed its uncached prompt at (an underestimate: the
-        latency includes the answer's own tokens)."""
+        """An answer: when it came back, and the rate it processed its uncached prompt at (an
+        underestimate: the latency includes the answer's own tokens)."""
+        self._answers.append(self.clock())
         uncached = prompt_tokens - cached_tokens
         if uncached > 0 and latency_s > 0:
             self._rates = [*self._rates[-(_RATES - 1):], uncached / latency_s]
@@ -58,15 +74,34 @@ class TimeBudget:
             return prompt_chars / 4 / min(self._rates)
         return None
 
+    def drain_s(self, expected: float | None) -> float:
+        """Seconds per request ahead: the mean interval between this run's answers over the
+        last ``_WINDOW`` no-load latencies (idle time included: it errs long), else one
+        no-load latency (one at a time), else ``timeout_max_s``."""
+        if expected is None:
+            return self.ceiling
+        now = self.clock()
+        window = min(_WINDOW * expected, now - self._started)
+        recent = 0
+        for at in reversed(self._answers):
+            if at < now - window:
+                break
+            recent += 1
+        return window / recent if recent >= 2 else expected
+
+    @property
+    def ceiling(self) -> float:
+        s = self.settings
+        return max(s.timeout_max_s, s.timeout_s, s.ttft_timeout_s)
+
     def of(self, ticket: Ticket, prompt_chars: int) -> Budget:
         s = self.settings
         if not s.adaptive:
             return Budget(s.timeout_s, s.ttft_timeout_s)
-        ceiling = max(s.timeout_max_s, s.timeout_s, s.ttft_timeout_s)
         expected = self.expected_s(prompt_chars)
+        wait = SAFETY * (ticket.level - 1) * self.drain_s(expected)
         if expected is None:
-            return Budget(ceiling, ceiling)
-        queue = math.ceil(ticket.level / max(1, self.limit.known))
-        wanted = SAFETY * expected * queue
-        return Budget(min(ceiling, max(s.timeout_s, wanted)),
-                      min(ceiling, max(s.ttft_timeout_s, wanted)))
+            return Budget(self.ceiling + wait, self.ceiling + wait)
+        own = SAFETY * expected
+        return Budget(wait + min(self.ceiling, max(s.timeout_s, own)),
+                      wait + min(self.ceiling, max(s.ttft_timeout_s, own)))

@@ -67,7 +67,7 @@ class ChatTransport:
             self._log_redaction.remove()
         await self._client.close()
 
-    def post(self, request: Prepared, stream: bool) -> Any:
+    def post(self, request: Prepared, stream: bool, timeout_s: float) -> Any:
         """POST /chat/completions through the client's own request path (base URL, key, headers,
         error types, streaming). The body goes in as the bytes hashed for the cache key:
         ``chat.completions.create`` would first walk every message through the client's
@@ -80,8 +80,11 @@ class ChatTransport:
                                 option=orjson.OPT_SORT_KEYS)
         # A non-streamed answer is read as plain JSON (cast_to=dict): three fields are needed,
         # and building the typed ChatCompletion model costs more CPU than the rest of the call.
+        # the HTTP layer's own timeout outlasts the attempt's budget (its wait behind this
+        # run's requests ahead may exceed timeout_max_s): the budget ends the attempt
         return self._client.post("/chat/completions", content=body, cast_to=dict,
-                                 options={"headers": {"Content-Type": "application/json"}},
+                                 options={"headers": {"Content-Type": "application/json"},
+                                          "timeout": timeout_s + 1.0},
                                  stream=stream, stream_cls=AsyncStream[ChatCompletionChunk])
 
     async def call(self, request: Prepared, budget: Budget) -> Reply:
@@ -90,7 +93,7 @@ class ChatTransport:
         4xx/5xx body, an error event of a stream) are redacted here."""
         try:
             if not self.settings.stream:
-                reply = reply_of(await self.post(request, stream=False))
+                reply = reply_of(await self.post(request, False, budget.total_s))
             else:
                 reply = await self._stream(request, budget)
         except openai.APIError as exc:
@@ -102,7 +105,7 @@ class ChatTransport:
         started = time.monotonic()
         try:
             async with asyncio.timeout(budget.first_token_s):
-                stream = await self.post(request, stream=True)
+                stream = await self.post(request, True, budget.total_s)
         except TimeoutError:
             raise Stall("ttft_timeout") from None
         return await read_stream(stream, started, budget.first_token_s,

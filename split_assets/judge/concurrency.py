@@ -9,10 +9,15 @@ the no-load latency) show that the endpoint serves at least ``n`` at once, and a
 come back slow show queueing from the level they were sent at. The limit follows that
 evidence:
 
-- **startup**: ``START`` requests (or the ceiling, if lower). Once a wave -- the requests sent
-  under one limit -- has all come back with nothing queued, the limit grows to ``GROWTH``
-  times the largest level that came back fast: an endpoint with many slots (a hosted API) is
-  filled within a few round trips, and a wave never outruns its own evidence.
+- **startup**: ``diag.concurrency`` when it is given (``judge probe --write`` writes what it
+  measured), else where the last run of this judge ended (its telemetry), else ``START``: one
+  request, so nothing queues before the endpoint has shown it serves more than one at once (a
+  first wave of eight on a one-slot server keeps seven waiting, each behind the others). Once
+  a wave -- the requests sent under one limit -- has all come back with nothing queued, the
+  limit grows to ``GROWTH`` times the largest level that came back fast (twice, from
+  ``GENTLE_FROM`` on: the requests of an overshoot reach the server in no fixed order, and the
+  more of them queue, the less their latencies tell): an endpoint with many slots (a hosted
+  API) is filled within a few round trips, and a wave never outruns its own evidence.
 - **queueing seen** (most answers sent at level ``n`` or above came back slow, two at least,
   one of them from ``n`` itself): the limit drops below ``n``; it grows again by a quarter at
   most, up to just under ``n``, and a cap older than ``PROBE_AFTER`` no-load latencies is
@@ -44,8 +49,9 @@ from split_assets.judge.fifo_slots import FifoSlots
 from split_assets.judge.latency_evidence import BASE_SAMPLES, FAST, Evidence, Ticket, Wave
 from split_assets.settings.judge_sections import START_CONCURRENCY
 
-START = START_CONCURRENCY  # in flight before anything is known (diag.concurrency unless given)
+START = START_CONCURRENCY  # in flight before anything is known
 GROWTH = 4  # startup: the limit grows to GROWTH x the largest level seen fast
+GENTLE_FROM = 16  # ... and doubles from this level on (an overshoot queues fewer)
 PROBE_AFTER = 40  # no-load latencies between two probes (a cap raised, a drain)
 
 
@@ -149,7 +155,7 @@ class AdaptiveLimit(FifoSlots):
             for level in [lv for lv in self.evidence.levels if lv >= self.cap - 1]:
                 del self.evidence.levels[level]
         elif self.cap is None and self._trusted and len(wave.latencies) >= wave.size:
-            self._grow(GROWTH * self.known)
+            self._grow(self.known * (GROWTH if self.known < GENTLE_FROM else 2))
 
     def _recap(self) -> None:
         """The evidence judged again against a no-load latency just measured."""

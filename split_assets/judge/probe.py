@@ -1,25 +1,33 @@
 """``split-assets judge probe``: a few calls against the configured endpoint with the real
-prompt of one case, and the settings they suggest.
+prompts of two cases, and the settings they suggest.
 
 - **model**: the name the endpoint answers as (a local server answers any name sent).
+- **prefix cache**: one case's prompt (cold: nothing cached), then another case's (warm: the
+  part every prompt shares may be cached); the second call's ``cached_tokens`` and latency --
+  what a judge call costs on a warm server.
 - **response formats**: a short request tells the model to answer one exact, schema-breaking
   JSON object. Under ``json_schema`` a server that enforces the schema (a grammar) cannot
   comply, so a schema-valid answer means *enforced*, a schema-breaking one *accepted* (sent, not
   enforced), a 400 naming the format *refused*; ``json_object`` is *accepted* or *refused*.
-- **prefix cache**: the real prompt twice; the second call's ``cached_tokens`` and latency.
-- **parallelism**: k copies of the real prompt at once, k doubling from 1 while a batch takes
-  no longer than ``FAST`` times one warm call, then bisected: the most requests the endpoint
-  serves at once (up to ``--max-parallel``). Each new k is sent twice and the second batch timed
-  (a server's slots cache prompts one by one: the first batch warms the new ones).
+- **parallelism**: short requests, each beginning with its own nonce (no server can answer
+  one from another's cached prompt, and each costs the same, however slow the server): two
+  one after another time one, then k at once, k doubling from 2 while the batch takes no
+  longer than ``FAST`` times the slower single, then bisected -- the most requests the
+  endpoint serves at once (up to ``--max-parallel``). A one-slot server takes four short calls.
 
-Everything the endpoint says goes through the client's redactor; the key is never printed.
+The real prompts are sent twice in all, so the probe takes about three cold calls and the
+parallelism test's short ones; it says so before it starts, and how long in seconds once the
+first call has shown the server's pace. Everything the endpoint says goes through the client's
+redactor; the key is never printed.
 """
 
 from __future__ import annotations
 
 import asyncio
 import math
+import secrets
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,6 +44,8 @@ from split_assets.judge.schema import Diagnosis
 from split_assets.settings import DiagConfig
 
 INSTRUCTION = "Reply with exactly this JSON:"
+SHORT = "[{nonce}] Reply with the word ok."  # the parallelism test's request, its own each
+SHORT_TOKENS = 16
 BREAKING = '{"tier": "T9", "probe": "this object breaks the diagnosis schema"}'
 
 
@@ -70,12 +80,12 @@ class ProbeResult:
 
 
 class Prober:
-    """The probe's calls (module docstring)."""
+    """The probe's calls (module docstring); ``say`` gets its progress lines."""
 
-    def __init__(self, diag: DiagConfig, messages: list[dict[str, str]], max_parallel: int
-                 ) -> None:
+    def __init__(self, diag: DiagConfig, cases: list[list[dict[str, str]]], max_parallel: int,
+                 say: Callable[[str], None] = lambda line: None) -> None:
         check_environment()
-        self.diag, self.messages = diag, messages
+        self.diag, self.cases, self.say = diag, cases, say
         self.max_parallel = max(1, max_parallel)
         self.client = openai.AsyncOpenAI(max_retries=0, timeout=diag.openai.timeout_max_s)
         self.redact = client_redactor(self.client)
@@ -105,6 +115,9 @@ class Prober:
         return answer, time.monotonic() - started
 
     async def run(self) -> ProbeResult:
+        self.say("judge probe: the real prompt cold and warm, two short format checks, then "
+                 f"the parallelism test (short calls, up to {self.max_parallel} at once): about "
+                 "3x the first call, then the test; in seconds once the first call is back")
         try:
             await self._prefix_cache()
             self.result.json_schema = await self._mode(diagnosis_response_format())
@@ -123,9 +136,12 @@ class Prober:
     async def _prefix_cache(self) -> None:
         params = self._params()
         r = self.result
-        answer, r.latency_cold_s = await self.call(self.messages, **params)
+        answer, r.latency_cold_s = await self.call(self.cases[0], **params)
         r.model = self.redact.optional(answer.model)
-        answer, r.latency_warm_s = await self.call(self.messages, **params)
+        self.say(f"judge probe: the cold call took {_duration(r.latency_cold_s)}; about "
+                 f"{_duration(2 * r.latency_cold_s)} more before the parallelism test (a "
+                 "warm call and two short ones, at most as long each)")
+        answer, r.latency_warm_s = await self.call(self.cases[-1], **params)
         usage = answer.usage
         details = getattr(usage, "prompt_tokens_details", None) if usage else None
         r.prompt_tokens = usage.prompt_tokens if usage else 0
@@ -149,23 +165,24 @@ class Prober:
         return "enforced"
 
     async def _batch(self, k: int) -> float:
-        """Seconds for ``k`` copies of the real prompt sent at once (the slowest)."""
-        params = self._params(max_tokens=16)
-        latencies = await asyncio.gather(*(self.call(self.messages, **params)
-                                           for _ in range(k)))
+        """Seconds for ``k`` short requests sent at once (the slowest), each its own prompt."""
+        params = {"temperature": 0.0, "max_tokens": SHORT_TOKENS}
+        latencies = await asyncio.gather(*(
+            self.call([{"role": "user", "content": SHORT.format(nonce=secrets.token_hex(8))}],
+                      **params) for _ in range(k)))
         return max(t for _, t in latencies)
 
     async def _parallelism(self) -> int:
-        await self._batch(1)  # the format probes' short prompts may have taken its slot
-        single = await self._batch(1)
+        single = max([await self._batch(1), await self._batch(1)])
+        if self.max_parallel > 1:
+            self.say(f"judge probe: the parallelism test, up to {self.max_parallel} at once: "
+                     f"about {_duration(2 * single)} more on a one-slot server (a short call "
+                     f"takes {_duration(single)}), longer on one that serves more")
         fits, k = 1, 2
-        while k <= self.max_parallel:
-            await self._batch(k)  # warms the slots it reaches for the first time
-            if await self._batch(k) > FAST * single:
-                break
+        while k <= self.max_parallel and await self._batch(k) <= FAST * single:
             fits, k = k, 2 * k
         low, high = fits, min(k, self.max_parallel + 1)
-        while high - low > 1:  # the slots are warm up to ``k`` now: one batch each
+        while high - low > 1:
             mid = (low + high) // 2
             low, high = (mid, high) if await self._batch(mid) <= FAST * single else (low, mid)
         return low
@@ -180,5 +197,10 @@ class Prober:
                 "timeout_s": max(60, 10 * math.ceil(3 * r.latency_cold_s / 10))}
 
 
-def probe(diag: DiagConfig, messages: list[dict[str, str]], max_parallel: int) -> ProbeResult:
-    return asyncio.run(Prober(diag, messages, max_parallel).run())
+def _duration(seconds: float) -> str:
+    return f"{seconds:.1f} s" if seconds < 90 else f"{seconds / 60:.1f} min"
+
+
+def probe(diag: DiagConfig, cases: list[list[dict[str, str]]], max_parallel: int,
+          say: Callable[[str], None] = lambda line: None) -> ProbeResult:
+    return asyncio.run(Prober(diag, cases, max_parallel, say).run())

@@ -14,7 +14,7 @@ class Section(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
 
-START_CONCURRENCY = 8  # the openai judge's first wave when diag.concurrency is not given
+START_CONCURRENCY = 1  # the openai judge's first wave when nothing says more (concurrency.py)
 
 
 class RulesJudgeConfig(Section):

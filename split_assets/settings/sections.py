@@ -15,7 +15,6 @@ from pydantic import (
 )
 
 from split_assets.settings.judge_sections import (
-    START_CONCURRENCY,
     OpenAIJudgeConfig,
     RulesJudgeConfig,
 )
@@ -161,10 +160,10 @@ class DiagConfig(_Section):
                              f"{len(self.reference_runs)} run(s)")
 
     @property
-    def start_concurrency(self) -> int:
-        """Where the openai judge starts: diag.concurrency when given, else START_CONCURRENCY."""
-        given = "concurrency" in self.model_fields_set
-        return self.concurrency if given else min(START_CONCURRENCY, self.concurrency)
+    def start_concurrency(self) -> int | None:
+        """Where the openai judge starts: diag.concurrency when given; None: where an earlier
+        run of this judge ended (telemetry), else START_CONCURRENCY."""
+        return self.concurrency if "concurrency" in self.model_fields_set else None
 
     @property
     def agree_needed(self) -> int:

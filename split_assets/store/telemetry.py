@@ -48,6 +48,14 @@ class Telemetry:
                        (fingerprint, last)).fetchall()
         return [1000.0 * tokens / latency for tokens, latency in reversed(rows)]
 
+    def learned_concurrency(self, fingerprint: str) -> int | None:
+        """The limit the fingerprint's last answered call was sent under: where the judge's
+        last run ended, and where its next starts (judge/concurrency.py)."""
+        row = self._x("SELECT concurrency FROM llm_calls WHERE diag_fingerprint = ? AND "
+                      "status IN ('ok', 'invalid_output') AND concurrency > 0 "
+                      "ORDER BY rowid DESC LIMIT 1", (fingerprint,)).fetchone()
+        return int(row[0]) if row else None
+
     def telemetry(self, fingerprint: str) -> dict[str, Any]:
         """The endpoint's reported models, call statuses and latency by status."""
         return {"models": self.reported_models(fingerprint),

@@ -65,11 +65,11 @@ def test_a_one_slot_server_at_the_defaults_gets_one_request_at_a_time(
     repairs = statuses["invalid_output"]
     assert report.calls == len(one_slot.requests) == QUESTIONS + repairs
     assert report.concurrency[-1][1] == 1  # learned: one at a time
-    # the first wave (8, sent before anything was known, each with the longest time budget)
-    # queued for the slot, and the replacements of its first answers; nothing after
-    assert one_slot.slots is not None and one_slot.slots.max_waiting <= 9
+    # one request first (nothing known), then a wave of four whose answers showed the
+    # queue: at most those three ever waited for the slot
+    assert one_slot.slots is not None and one_slot.slots.max_waiting <= 3
     sent_at = [n for _, n in report.concurrency]
-    assert sent_at[0] == 8 and 1 in sent_at
+    assert sent_at[0] == 1 and max(sent_at) <= 4
 
 
 def test_the_old_fixed_concurrency_times_out_on_a_one_slot_server(
@@ -98,10 +98,29 @@ def test_the_learned_concurrency_is_in_the_telemetry_and_the_metadata(
     assert code == 0, err
     with sqlite3.connect(small_workspace.parent / "signals.db") as conn:
         limits = [n for (n,) in conn.execute("SELECT concurrency FROM llm_calls ORDER BY rowid")]
-    assert limits[0] == 8 and min(limits) >= 1 and limits[-1] <= 3
+    assert limits[0] == 1 and min(limits) >= 1 and limits[-1] <= 3
     meta = DagsterInstance.get().get_latest_materialization_event(
         AssetKey("diagnosis_signals")).asset_materialization.metadata
-    assert meta["concurrency"].value in (2, 3) and meta["concurrency_max"].value >= 8
+    assert meta["concurrency"].value in (2, 3) and meta["concurrency_max"].value >= 4
     rows = meta["concurrency_over_run"].value.records
-    assert rows[0].data == {"seconds": 0.0, "limit": 8}
+    assert rows[0].data == {"seconds": 0.0, "limit": 1}
     assert rows[-1].data["limit"] == meta["concurrency"].value
+
+
+def test_the_next_run_starts_where_the_last_one_ended(small_workspace: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """The learned limit is in the telemetry: the judge's next run starts there instead of
+    at one request; diag.concurrency, when given, is where it starts whatever was learned."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-local")
+    config = _judge_config(small_workspace)
+    s = Session.open(config)
+    with s.partition.store() as store:
+        s.judge.start(store, s.partition.key, {})
+        first = s.judge._client.limit.limit
+        store.record_call(s.partition.key, "q1", 0, "ok", 50.0, concurrency=6)
+        store.record_call(s.partition.key, "q2", 0, "timeout", 50.0, concurrency=3)
+        s.judge.start(store, s.partition.key, {})
+        learned = s.judge._client.limit.limit
+        given = Session.open(edit_config(config, diag={"concurrency": 2}))
+        given.judge.start(store, s.partition.key, {})
+        assert (first, learned, given.judge._client.limit.limit) == (1, 6, 2)

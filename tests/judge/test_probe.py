@@ -44,7 +44,7 @@ def test_the_probe_finds_the_servers_parallelism(judge_config: Path, run_cli,  #
         code, out, err = run_cli("judge", "probe", "--config", str(judge_config))
     assert code == 0, err
     found = kv(out)
-    assert abs(int(found["parallelism"]) - slots) <= 1
+    assert int(found["parallelism"]) == slots
     assert found["recommended_concurrency"] == found["parallelism"]
     assert found["model"] == "fake-model-1"  # what it answers as, whatever was asked
     assert (found["json_schema"], found["recommended_response_format"]) == \
@@ -88,8 +88,10 @@ def test_a_rejected_key_is_one_line_exit_2(judge_config: Path, run_cli,  # noqa:
     monkeypatch.setenv("OPENAI_API_KEY", "bad-key")
     with serving(monkeypatch, 1) as server:
         code, out, err = run_cli("judge", "probe", "--config", str(judge_config))
-    assert code == 2 and out == "" and ERROR_LINE.match(err.strip()), err
-    assert "401" in err and "OPENAI_API_KEY" in err and "bad-key" not in err
+    *said, error = err.strip().splitlines()
+    assert code == 2 and out == "" and ERROR_LINE.match(error), err
+    assert all(line.startswith("judge probe: ") for line in said)  # what it was about to do
+    assert "401" in error and "OPENAI_API_KEY" in error and "bad-key" not in err
     assert len(server.requests) == 1
 
 
