@@ -57,7 +57,7 @@ class ChatClient:
 
     def __init__(self, settings: OpenAIJudgeConfig, model: str, store: SignalStore,
                  fingerprint: str, sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
-                 seed: int = 0, concurrency: int = 8, start: int = START) -> None:
+                 seed: int = 0, concurrency: int = 8, start: int | None = None) -> None:
         check_environment()
         self.settings = settings
         self.model = model
@@ -71,7 +71,9 @@ class ChatClient:
         self.cache = ReplyCache(store, fingerprint, self.redact)
         self._fatal: UserError | None = None  # a 401/403/404 stops every call that follows
         self._last_failure: str | None = None  # the last connection failure, named
-        # requests in flight, learned up to diag.concurrency (held per attempt, not in backoff)
+        # requests in flight, learned up to diag.concurrency (held per attempt, not in backoff),
+        # from diag.concurrency when given, else where this judge's last run ended, else START
+        start = start or store.learned_concurrency(fingerprint) or START
         self.limit = AdaptiveLimit(concurrency, settings.adaptive, start)
         self.budget = TimeBudget(settings, self.limit, store.prompt_rates(fingerprint))
 

@@ -19,7 +19,6 @@ from split_assets.judge.chat_client import (
     outcome_of,
     tls_context,
 )
-from split_assets.judge.concurrency import START
 from split_assets.judge.render import (
     OPEN_TOOL,
     render_messages,
@@ -171,9 +170,9 @@ class OpenAIJudge:
     def start(self, store: SignalStore, fingerprint: str, templates: dict[str, str]) -> None:
         """Open the chat client (inside the event loop that will diagnose)."""
         self._templates = templates
-        start = self.diag.start_concurrency or store.learned_concurrency(fingerprint) or START
         self._client = ChatClient(self.diag.openai, self.diag.model, store, fingerprint,
-                                  concurrency=self.diag.concurrency, start=start)
+                                      concurrency=self.diag.concurrency,
+                                      start=self.diag.start_concurrency)
 
     @property
     def max_in_flight(self) -> int:
