@@ -4,6 +4,7 @@ request whose client gave up keeping its slot), counted in calls and statuses, n
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 from collections import Counter
 from collections.abc import Iterator
@@ -114,13 +115,18 @@ def test_the_next_run_starts_where_the_last_one_ended(small_workspace: Path,
     monkeypatch.setenv("OPENAI_API_KEY", "sk-local")
     config = _judge_config(small_workspace)
     s = Session.open(config)
+
+    def starts_at(session: Session) -> int:
+        session.judge.start(store, s.partition.key, {})
+        try:
+            return session.judge._client.limit.limit
+        finally:
+            asyncio.run(session.judge.aclose())
+
     with s.partition.store() as store:
-        s.judge.start(store, s.partition.key, {})
-        first = s.judge._client.limit.limit
+        first = starts_at(s)
         store.record_call(s.partition.key, "q1", 0, "ok", 50.0, concurrency=6)
         store.record_call(s.partition.key, "q2", 0, "timeout", 50.0, concurrency=3)
-        s.judge.start(store, s.partition.key, {})
-        learned = s.judge._client.limit.limit
-        given = Session.open(edit_config(config, diag={"concurrency": 2}))
-        given.judge.start(store, s.partition.key, {})
-        assert (first, learned, given.judge._client.limit.limit) == (1, 6, 2)
+        learned = starts_at(s)
+        given = starts_at(Session.open(edit_config(config, diag={"concurrency": 2})))
+    assert (first, learned, given) == (1, 6, 2)
