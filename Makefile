@@ -42,7 +42,7 @@ DG := VIRTUAL_ENV=$(CURDIR)/$(VENV) $(BIN)/dg
 
 test: $(DEV_STAMP) $(DAGSTER_HOME)/dagster.yaml
 	@tools/test_packages.sh
-	$(BIN)/ruff check split_assets tests bench testkit
+	$(BIN)/ruff check split_assets tests bench testkit tools
 	env -u SPLIT_ASSETS_CONFIG SPLIT_ASSETS_WORKSPACES=tests/fixtures/workspaces $(DG) check defs
 	TMPDIR=$${TMPDIR:-$(TEST_TMPDIR)} SPLIT_ASSETS_TEST_PACKAGES=required $(BIN)/python -m pytest -q -n $(TEST_WORKERS)
 
@@ -73,6 +73,30 @@ test-harness: $(DEV_STAMP) $(HARNESS_STAMP) $(DAGSTER_HOME)/dagster.yaml
 	TMPDIR=$${TMPDIR:-$(TEST_TMPDIR)} SPLIT_ASSETS_HARNESS_PYTHON=$(CURDIR)/$(HARNESS_VENV)/bin/python \
 	  $(BIN)/python -m pytest -q tests/harness
 
+# the release: python -m build makes the sdist and a wheel built from it (no network: the dev
+# extra holds build and hatchling), and tests/release/test_wheel.py installs the wheel into a
+# fresh venv outside the checkout (pip may fetch its dependencies; its cache makes later runs
+# faster) and runs split-assets --version, demo and verify there; minutes, so not in make test
+.PHONY: test-release dist
+test-release: $(DEV_STAMP)
+	$(BIN)/python -m pytest -q -s tests/release/test_changelog_version.py \
+	  tests/release/test_wheel.py
+
+# the wheel and the sdist in dist/ (pip install dist/split_assets-*.whl)
+dist: $(DEV_STAMP)
+	$(BIN)/python -m build --no-isolation --outdir dist .
+
+# the documentation site (mkdocs.yml, docs/) on http://127.0.0.1:8000, with the docs extra only
+DOCS_STAMP := $(VENV)/.installed-docs
+DOCS_PORT ?= 8000
+.PHONY: docs
+$(DOCS_STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/pip install -q -e '.[docs]'
+	touch $@
+
+docs: $(DOCS_STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve -a 127.0.0.1:$(DOCS_PORT)
+
 # every workspace declared in $SPLIT_ASSETS_WORKSPACES (default: workspaces/ here; make demo
 # declares the sample one as "demo"); SPLIT_ASSETS_CONFIG, when set, serves that one unprefixed
 ui: $(STAMP) $(DAGSTER_HOME)/dagster.yaml
@@ -88,3 +112,4 @@ lint: $(DEV_STAMP)
 
 clean:
 	rm -rf demo-workspace .dagster_home workspaces/demo $(HARNESS_VENV)
+	rm -rf dist

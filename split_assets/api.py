@@ -1,4 +1,4 @@
-"""What an evolution loop calls from Python (README "Evaluating many candidates")."""
+"""What an evolution loop calls from Python (docs/how-to/evaluate-candidates.md)."""
 
 from __future__ import annotations
 

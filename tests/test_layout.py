@@ -1,4 +1,4 @@
-"""The package's shape, as the README's "Development" section describes it: folders in layers
+"""The package's shape, as docs/development.md describes it: folders in layers
 that only import from below (``LAYERS``), no import cycle, no private name imported across
 modules, small modules, classes and functions; the core never reaches up into the shell
 (``orchestration/``, ``defs/``, ``cli/``, ``app/``, the code location); Dagster only in
@@ -20,7 +20,7 @@ MAX_MODULE_LINES = 300
 MAX_CLASS_LINES = 150
 MAX_FUNCTION_LINES = 50
 # The folders (and top-level modules) bottom up: each imports only from layers below its own,
-# never sideways, at the top of a module or inside a function alike (README "Development").
+# never sideways, at the top of a module or inside a function alike (docs/development.md).
 LAYERS: tuple[frozenset[str], ...] = tuple(map(frozenset, (
     ("split_assets", "errors", "config_keys"),  # the root; the errors; the config keys' table
     ("lib", "envfile"),  # no domain: canonical JSON, files, interrupts, redaction, .env

@@ -22,7 +22,7 @@ def read_rows(paths: list[Path]) -> dict[str, list[dict[str, Any]]]:
     for path in paths:
         if not path.is_file():
             raise UserError(f"annotations file not found: {path}", "--annotations",
-                            "pass the benchmark's release file (README \"Importing\")")
+                            "pass the benchmark's release file (docs/how-to/import.md)")
         if path.suffix == ".parquet":
             out[path.stem] = _parquet_rows(path)
             continue

@@ -65,7 +65,7 @@ def load_map(path: Path) -> Profile:
     """The profile a --map file describes (one line naming the key when it is invalid)."""
     if not path.is_file():
         raise UserError(f"map file not found: {path}", "--map", "pass a YAML field map "
-                        "(README: other benchmarks)")
+                        "(docs/how-to/other-benchmarks.md)")
     try:
         raw = yaml.safe_load(path.read_text(encoding="utf-8"))
         spec = _Map.model_validate(raw)
@@ -78,7 +78,7 @@ def load_map(path: Path) -> Profile:
         err = exc.errors()[0]
         key = ".".join(str(p) for p in err["loc"]) or "(top)"
         raise InputError(f"{key}: {err['msg']}", str(path),
-                         "README 'Other benchmarks' lists the map's keys") from None
+                         "docs/how-to/other-benchmarks.md lists the map's keys") from None
     f = spec.fields
     options = ((f.options,) if isinstance(f.options, str) else tuple(f.options or ()))
     fields = FieldMap(f.question_id, f.video_id, f.question, options, f.answer, f.answer_is,

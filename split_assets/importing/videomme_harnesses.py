@@ -98,7 +98,8 @@ def import_lmms_eval(samples: list[Path], run_id: str, workspace: Path, replace:
     summary.notes += [f"skipped {f} (task {t}, not {task})" for f, t in skipped]
     if differ:
         summary.notes.append(f"lmms-eval's pred_answer differs from our letter on {differ} "
-                             f"answer(s): kept ours (README: one rule for every run)")
+                             "answer(s): kept ours (one rule for every run: docs/how-to/"
+                             "import.md)")
     return summary
 
 

@@ -52,7 +52,7 @@ def score_notes(samples: Path, task: str | None, metric: str, answers: dict[str,
                 for q, a in answers.items() if q in benchmark.by_id)
     ours = 100 * right / len(answers) if answers else 0.0
     same = "the same" if abs(ours - score) < 0.005 else (
-        f"{ours - score:+.2f} pp: our letter rule reads some answers otherwise (README "
-        "\"Other benchmarks\", Letter rules)")
+        f"{ours - score:+.2f} pp: our letter rule reads some answers otherwise (docs/"
+        "how-to/other-benchmarks.md, Letter rules)")
     return [f"lmms-eval's score ({results.name}): {score:.2f}; imported accuracy: {ours:.2f} "
             f"% ({right}/{len(answers)}): {same}"]

@@ -95,8 +95,8 @@ def _letter_of(answer: Answer | None, benchmark: Benchmark, qid: str) -> str:
                      benchmark.by_id[qid].options)
 
 
-_HEADER = ("written by 'split-assets import'; README \"Importing published results\" and "
-           f"\"Configuration\"\ndocument every key. Later imports update "
+_HEADER = ("written by 'split-assets import'; docs/how-to/import.md and "
+           f"docs/reference/config.md\ndocument every key. Later imports update "
                              f"{config_key('reference_runs')} "
            "and the evaluation runs.")
 

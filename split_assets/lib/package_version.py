@@ -1,16 +1,14 @@
-"""The installed package's version: ``split-assets --version`` and the manifest's ``made_by``."""
+"""The package's version: ``split-assets --version`` and the manifest's ``made_by``; the same
+as ``split_assets.__version__`` (set once, in ``pyproject.toml``)."""
 
 from __future__ import annotations
 
-from importlib import metadata
+from split_assets import PACKAGE, version
 
-PACKAGE = "split_assets"
+__all__ = ["PACKAGE", "package_version"]
 
 
 def package_version() -> str:
-    """The version pip installed (``pyproject.toml``); ``unknown`` when run from a copy of the
-    source that was never installed."""
-    try:
-        return metadata.version(PACKAGE)
-    except metadata.PackageNotFoundError:
-        return "unknown"
+    """The version pip installed (``pyproject.toml``); a never-installed source checkout's
+    ``pyproject.toml``; ``unknown`` for a bare copy of the package."""
+    return version()

@@ -18,7 +18,7 @@ from split_assets.orchestration.workspace_defs import workspace_definitions
 # the config ``dg scaffold defs`` writes beside the defs.yaml: it loads as written (dg check
 # defs); ``split-assets run`` needs the workspace it names, which an import creates
 STARTER_CONFIG = """\
-# split_assets workspace config (README "Configuration" lists every key). Paths are relative
+# split_assets workspace config (docs/reference/config.md lists every key). Paths are relative
 # to this file's folder. Create the workspace it names from your baseline's files, e.g.
 #   split-assets import lmms-eval --samples <date>_samples_videomme.jsonl \\
 #     --annotations test-00000-of-00001.parquet --run-id baseline --workspace workspace

@@ -2,7 +2,7 @@
 in-process as the default (the per-step process executor costs ~3 s a step on 2 cores);
 ``execution: {config: {multiprocess: {max_concurrent: K}}}`` in a run's config runs steps in
 parallel. ``SPLIT_ASSETS_EXECUTOR=celery`` or ``k8s`` puts the same definitions on
-dagster-celery's or dagster-k8s's executor (README "Running for a team"; packages in the
+dagster-celery's or dagster-k8s's executor (docs/how-to/team.md; packages in the
 ``dev`` extra, or install them where those executors run)."""
 
 from __future__ import annotations

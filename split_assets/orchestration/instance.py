@@ -19,7 +19,7 @@ DIAGNOSIS_TAG = "split_assets/diagnosis"  # on every run of the split_pipeline j
 
 
 def team_dagster_yaml(limit: int = 2, max_runs: int = 8) -> str:
-    """README "Running for a team": the instance on PostgreSQL (dagster-postgres; the URL from
+    """docs/how-to/team.md: the instance on PostgreSQL (dagster-postgres; the URL from
     ``DAGSTER_POSTGRES_URL``, never in the file), the queued run coordinator letting at most
     ``limit`` diagnosis runs call the endpoint at once."""
     return f"""\
@@ -43,11 +43,11 @@ nux:
 
 
 def resolve_dagster_home() -> Path:
-    """Where every command finds the one instance, wherever it is started (README "Which
-    Dagster instance"): ``$DAGSTER_HOME`` (the environment or a ``.env``); else the project's
-    ``.dagster_home`` (the checkout the package runs from, which ``make ui`` serves); else
-    ``$XDG_STATE_HOME/split-assets/dagster_home`` (default ``~/.local/state/...``). Never the
-    working folder unless it is one of these."""
+    """Where every command finds the one instance, wherever it is started (docs/how-to/
+    add-workspace.md, "Which Dagster instance"): ``$DAGSTER_HOME`` (the environment or a
+    ``.env``); else the project's ``.dagster_home`` (the checkout the package runs from, which
+    ``make ui`` serves); else ``$XDG_STATE_HOME/split-assets/dagster_home`` (default
+    ``~/.local/state/...``). Never the working folder unless it is one of these."""
     named = os.environ.get("DAGSTER_HOME")
     if named:
         return Path(named).expanduser().absolute()

@@ -20,16 +20,19 @@ START_CONCURRENCY = 1  # the openai judge's first wave when nothing says more (c
 class RulesJudgeConfig(Section):
     """Parameters of the offline rules judge (fingerprint components)."""
 
-    step_limit_stop_reasons: list[str] = Field(default_factory=lambda: ["max_steps"])
-    open_tool: str = "open_node"
+    step_limit_stop_reasons: list[str] = Field(
+        default_factory=lambda: ["max_steps"],
+        description="Stop reasons meaning the agent hit its step limit.")
+    open_tool: str = Field(default="open_node", description="The tool that opens a tree node, "
+                           "for the rules judge and the openai judge's prompts alike.")
 
 
 class PriceConfig(Section):
     """USD per million tokens (``diag.openai.price``; not fingerprinted): the dry run's cost."""
 
-    input: float = Field(ge=0)
-    cached_input: float = Field(ge=0)
-    output: float = Field(ge=0)
+    input: float = Field(ge=0, description="USD per million input tokens.")
+    cached_input: float = Field(ge=0, description="USD per million cached input tokens.")
+    output: float = Field(ge=0, description="USD per million output tokens.")
 
 
 class OpenAIJudgeConfig(Section):
@@ -40,25 +43,41 @@ class OpenAIJudgeConfig(Section):
 
     LEGACY_KEYS: ClassVar[tuple[str, ...]] = ("json_mode",)  # read, then rewritten
 
-    temperature: float = Field(default=0.0, ge=0.0, le=2.0)
-    max_tokens: int = Field(default=800, ge=16)
+    temperature: float = Field(default=0.0, ge=0.0, le=2.0,
+                               description="The sampling temperature of each call.")
+    max_tokens: int = Field(default=800, ge=16, description="The most tokens of an answer.")
     # json_schema: the strict schema of the Diagnosis model; json_object: any JSON object;
     # text: no constraint. Replaces json_mode (true -> json_object, false -> text).
-    response_format: Literal["json_schema", "json_object", "text"] = "json_object"
-    stream: bool = False
-    timeout_s: float = Field(default=120.0, gt=0)
-    ttft_timeout_s: float = Field(default=30.0, gt=0)
-    inter_token_timeout_s: float = Field(default=15.0, gt=0)
-    max_retries: int = Field(default=6, ge=0)
-    backoff_base_s: float = Field(default=1.0, ge=0)
-    backoff_max_s: float = Field(default=60.0, ge=0)
-    breaker_threshold: int = Field(default=10, ge=1)
+    response_format: Literal["json_schema", "json_object", "text"] = Field(
+        default="json_object", description="`json_schema` (the diagnosis' strict schema), "
+        "`json_object` or `text`.")
+    stream: bool = Field(default=False, description="Stream the answer (enables the TTFT and "
+                         "inter-token timeouts).")
+    timeout_s: float = Field(default=120.0, gt=0, description="Seconds per call in all; with "
+                             "adaptive, a floor.")
+    ttft_timeout_s: float = Field(default=30.0, gt=0, description="Seconds to the first token; "
+                                  "with adaptive, a floor.")
+    inter_token_timeout_s: float = Field(default=15.0, gt=0, description="Seconds between two "
+                                         "tokens; with adaptive, a floor.")
+    max_retries: int = Field(default=6, ge=0, description="Retries of a call (429, 5xx, "
+                             "timeouts, connection errors).")
+    backoff_base_s: float = Field(default=1.0, ge=0, description="The first wait between "
+                                  "retries, in seconds.")
+    backoff_max_s: float = Field(default=60.0, ge=0, description="The longest wait between "
+                                 "retries, in seconds.")
+    breaker_threshold: int = Field(default=10, ge=1, description="Consecutive failed attempts "
+                                   "that stop the run.")
     # learn the endpoint: its parallelism (a one-slot local server gets one request at a time,
     # a hosted API up to diag.concurrency) and its speed (time budgets: judge/budget.py);
     # false: always diag.concurrency in flight, timeout_s and ttft_timeout_s as they are
-    adaptive: bool = True
-    timeout_max_s: float = Field(default=900.0, gt=0)  # the longest budget an attempt gets
-    price: PriceConfig | None = None
+    adaptive: bool = Field(default=True, description="Learn how many calls the endpoint "
+                           "serves at once and how long a call takes; false: always "
+                           "diag.concurrency in flight and the timeouts as configured.")
+    timeout_max_s: float = Field(  # the longest budget an attempt gets
+        default=900.0, gt=0, description="The longest an attempt's own time may be (the wait "
+        "behind the run's earlier requests comes on top).")
+    price: PriceConfig | None = Field(default=None, description="USD per million tokens, for "
+                                      "the dry run's cost.")
 
     @model_validator(mode="before")
     @classmethod

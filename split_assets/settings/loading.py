@@ -104,13 +104,14 @@ def parse_config(raw: Any, path: Path) -> LoadedConfig:
                           where, "see config/video_split.yaml for an example")
     unknown = unknown_keys(raw, SplitConfig, "")
     if unknown:
-        raise ConfigError("; ".join(unknown), where, "fix the key names (README lists every key)")
+        raise ConfigError("; ".join(unknown), where,
+                          "fix the key names (docs/reference/config.md lists every key)")
     try:
         config = SplitConfig.model_validate(raw)
     except ValidationError as exc:
         problems = "; ".join(describe_error(e) for e in exc.errors())
         raise ConfigError(f"invalid config: {problems}", where,
-                          "fix these keys (README 'Configuration' lists every key)") from None
+                          "fix these keys (docs/reference/config.md lists every key)") from None
     loaded = LoadedConfig(config=config, path=path.resolve())
     _check_signals_not_harness(loaded, where)
     return loaded

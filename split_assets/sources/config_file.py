@@ -114,10 +114,10 @@ def commented(value: Any) -> Any:
 
 
 # the evaluation budgets every new config declares, each with its comment: a budget set
-# before the first look is what makes a claim valid (README "Evaluating many candidates")
+# before the first look is what makes a claim valid (docs/how-to/evaluate-candidates.md)
 BUDGETS = {
-    "test_looks_max": (5, "looks at test allowed, each tested at 0.05 / this value (README: "
-                          "Evaluating many candidates)"),
+    "test_looks_max": (5, "looks at test allowed, each tested at 0.05 / this value (docs/how-"
+                          "to/evaluate-candidates.md)"),
     "feedback_budget": (100, "feedback submissions; significant tests at 0.05 / this value"),
 }
 

@@ -86,7 +86,7 @@ def open_readonly(path: Path) -> Iterator[sqlite3.Connection]:
 _MAKE_ONE = (f"point {config_key('harness_db')} at the agent's harness db, or make one from "
              "published "
              "results: split-assets import videomme|lmms-eval|vlmevalkit|predictions ... "
-             "--workspace DIR (README 'Importing published results')")
+             "--workspace DIR (docs/how-to/import.md)")
 
 
 def require_table(conn: sqlite3.Connection, table: str, columns: Iterable[str], db: Path) -> None:
@@ -105,11 +105,11 @@ def require_table(conn: sqlite3.Connection, table: str, columns: Iterable[str], 
             raise InputError(f"not a harness db: no table 'predictions' (its tables: {shown})",
                              where, _MAKE_ONE)
         raise InputError(f"harness database has no table '{table}'", where,
-                         "see README 'Harness database' for the schema")
+                         "see docs/explanation/inputs-and-assets.md for the schema")
     missing = [c for c in columns if c not in cols]
     if missing:
         raise InputError(f"table '{table}' lacks column(s) {', '.join(missing)}", str(db),
-                         "see README 'Harness database' for the schema")
+                         "see docs/explanation/inputs-and-assets.md for the schema")
 
 
 #: The harness db's tables as (column, SQL type), in column order. The pipeline only reads

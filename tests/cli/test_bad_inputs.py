@@ -2,7 +2,7 @@
 
 Every case runs the installed ``split-assets`` in a subprocess on a fresh copy of a small
 generated workspace (or of the same workspace with a frozen split), with ``DAGSTER_HOME`` outside
-it, and asserts the promise of the README ("Errors and exit codes") and of issue 10:
+it, and asserts the promise of docs/how-to/recover.md ("Errors and exit codes") and of issue 10:
 
 * the exit code: 2 for anything the user must fix in config, input or environment (permissions,
   a full disk, a lock that does not clear), 1 for a run that failed otherwise, 130 for Ctrl-C;

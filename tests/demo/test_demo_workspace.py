@@ -466,8 +466,9 @@ DEMO_POOLS_SHA256 = "218ce679685720f7f4ec153d26d003c556e852a66cf426ba999497dce4b
 # evaluation.feedback_budget (issue 24) added "feedback_budget": 100; issue 35: the demo's
 # config declares evaluation.test_looks_max: 5, the manifest records test_exposure (no earlier
 # look) and the power figures say why the discordance is assumed (the split is unchanged);
-# issue 37: made_by names the package and its version (split-assets --version)
-DEMO_MANIFEST_SHA256 = "057bfc2dd0720a0b7884b571b43467d632e038adce73225dde0103e0e1623bad"
+# issue 37: made_by names the package and its version (split-assets --version); release 1.0.0:
+# made_by's version 0.1.0 -> 1.0.0, nothing else (a release moves this pin, never the split)
+DEMO_MANIFEST_SHA256 = "e606dba6cf5442c173a5244af39ebb43f50bebfe2dd581f0f63cba5f3c8d03cb"
 
 
 def test_demo_outputs_pinned(full: tuple[WorkspaceSummary, float], tmp_path: Path,
@@ -499,6 +500,6 @@ def test_demo_outputs_pinned(full: tuple[WorkspaceSummary, float], tmp_path: Pat
     assert (values["fingerprint"], values["split_id"]) == (DEMO_FINGERPRINT, DEMO_SPLIT_ID)
     assert values["pools_sha256"] == DEMO_POOLS_SHA256
     assert json.loads(Path(values["manifest"]).read_bytes())["made_by"] == {
-        "package": "split_assets", "version": "0.1.0"}
+        "package": "split_assets", "version": "1.0.0"}
     assert hashlib.sha256(Path(values["manifest"]).read_bytes()).hexdigest() == \
         DEMO_MANIFEST_SHA256

@@ -1,5 +1,5 @@
-"""Workspaces that share one Dagster instance (one ``DAGSTER_HOME``, as README "Running for a
-team" recommends) and one judge, so one fingerprint partition, run at the same moment: each
+"""Workspaces that share one Dagster instance (one ``DAGSTER_HOME``, as docs/how-to/team.md
+recommends) and one judge, so one fingerprint partition, run at the same moment: each
 freezes exactly the split it freezes alone. Nothing travels through Dagster's IO-manager
 storage (asset edges are ``deps``; each step reads its own workspace's files), so neither can
 read the other's selection, and two runs of one workspace never read a half-written one."""

@@ -1,4 +1,4 @@
-"""The Dagster instance on PostgreSQL, as README "Running for a team" configures it: run, event
+"""The Dagster instance on PostgreSQL, as docs/how-to/team.md configures it: run, event
 log and schedule storage in a real PostgreSQL server (started for this module from Debian's
 binaries), the queued run coordinator with a tag concurrency limit. `split-assets run` and a
 UI-style launch (the Materialize button's GraphQL request, through a real `dagster dev`) both
