@@ -1,5 +1,5 @@
-"""How many human labels give what 95 % interval on the judge's kappa: the table in the README
-("Human review"), computed on the demo's diagnosed wrong answers.
+"""How many human labels give what 95 % interval on the judge's kappa: the table in docs/how-to/
+judge-quality.md ("Human review"), computed on the demo's diagnosed wrong answers.
 
 For a true agreement of kappa 0.6 and 0.8 (the reviewer's tier differs from the judge's on a
 random share of answers, chosen so that kappa over all answers is the target), draw samples of
