@@ -29,8 +29,8 @@ def add_judge(sub: Subcommands) -> None:
                         "format moves the fingerprint)")
     k.add_argument("--max-parallel", type=int, metavar="N",
                    help="probe parallelism up to N requests at once (default: "
-                        "diag.concurrency, at most 32; the test sends short calls, about "
-                        "3N on a server that serves N)")
+                        "diag.concurrency, at most 32; the test sends short calls: 4 on a "
+                        "one-slot server, a few times N on one that serves N)")
 
 
 def add_agreement(sub: Subcommands) -> None:

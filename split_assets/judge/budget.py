@@ -10,12 +10,16 @@ An attempt's budget is its own time and the wait behind the requests ahead of it
   prompt-processing rate earlier calls of this judge measured (the signal store's telemetry),
   or ``timeout_max_s`` when none did; never less than the configured ``timeout_s`` (the whole
   call) or ``ttft_timeout_s`` (a stream's first token), never more than ``timeout_max_s``.
-- **the wait**: every request of this run in flight when it is sent (the first wave's
-  included) is ahead of it, and ``SAFETY`` times the time they take to drain comes on top.
-  They drain at the rate answers have been coming back (answers in the last two no-load
-  latencies): the parallelism the endpoint actually showed, one at a time until two answers
-  have come back -- one no-load latency each, or ``timeout_max_s`` each before anything is
-  measured. A request is never abandoned because the run's own requests were queued first.
+- **the wait**: every other request of this run that may be served before it is ahead of it
+  -- those in flight when it is sent (the first wave's included), and those sent with it in
+  the same burst, which reach the server in no fixed order: as many as the limit it was sent
+  under allows -- and ``SAFETY`` times the time they take to drain comes on top. They drain
+  at the rate answers have been coming back (answers in the last two no-load latencies): the
+  parallelism the endpoint actually showed, one at a time until two answers have come back,
+  one no-load latency each. A request is never abandoned because the run's own requests were
+  queued first. Before anything is measured (a first wave of ``diag.concurrency`` given, no
+  telemetry) the wait is one more ``timeout_max_s`` at most: nothing tells how long the queue
+  is, and a stuck endpoint must still be given up on within the hour.
 
 With ``adaptive`` off the configured values are used as they are.
 """
@@ -74,12 +78,10 @@ class TimeBudget:
             return prompt_chars / 4 / min(self._rates)
         return None
 
-    def drain_s(self, expected: float | None) -> float:
+    def drain_s(self, expected: float) -> float:
         """Seconds per request ahead: the mean interval between this run's answers over the
         last ``_WINDOW`` no-load latencies (idle time included: it errs long), else one
-        no-load latency (one at a time), else ``timeout_max_s``."""
-        if expected is None:
-            return self.ceiling
+        no-load latency (one at a time)."""
         now = self.clock()
         window = min(_WINDOW * expected, now - self._started)
         recent = 0
@@ -99,9 +101,11 @@ class TimeBudget:
         if not s.adaptive:
             return Budget(s.timeout_s, s.ttft_timeout_s)
         expected = self.expected_s(prompt_chars)
-        wait = SAFETY * (ticket.level - 1) * self.drain_s(expected)
+        ahead = max(ticket.level, ticket.limit) - 1
         if expected is None:
+            wait = self.ceiling if ahead else 0.0
             return Budget(self.ceiling + wait, self.ceiling + wait)
+        wait = SAFETY * ahead * self.drain_s(expected)
         own = SAFETY * expected
         return Budget(wait + min(self.ceiling, max(s.timeout_s, own)),
                       wait + min(self.ceiling, max(s.ttft_timeout_s, own)))

@@ -73,7 +73,8 @@ class ChatClient:
         self._last_failure: str | None = None  # the last connection failure, named
         # requests in flight, learned up to diag.concurrency (held per attempt, not in backoff),
         # from diag.concurrency when given, else where this judge's last run ended, else START
-        start = start or store.learned_concurrency(fingerprint) or START
+        if start is None:
+            start = store.learned_concurrency(fingerprint) or START
         self.limit = AdaptiveLimit(concurrency, settings.adaptive, start)
         self.budget = TimeBudget(settings, self.limit, store.prompt_rates(fingerprint))
 

@@ -14,8 +14,8 @@ evidence:
   request, so nothing queues before the endpoint has shown it serves more than one at once (a
   first wave of eight on a one-slot server keeps seven waiting, each behind the others). Once
   a wave -- the requests sent under one limit -- has all come back with nothing queued, the
-  limit grows to ``GROWTH`` times the largest level that came back fast (twice, from
-  ``GENTLE_FROM`` on: the requests of an overshoot reach the server in no fixed order, and the
+  limit grows to ``GROWTH`` times the largest level that came back fast (but only doubles
+  past ``GENTLE_FROM``: the requests of an overshoot reach the server in no fixed order, and the
   more of them queue, the less their latencies tell): an endpoint with many slots (a hosted
   API) is filled within a few round trips, and a wave never outruns its own evidence.
 - **queueing seen** (most answers sent at level ``n`` or above came back slow, two at least,
@@ -155,7 +155,7 @@ class AdaptiveLimit(FifoSlots):
             for level in [lv for lv in self.evidence.levels if lv >= self.cap - 1]:
                 del self.evidence.levels[level]
         elif self.cap is None and self._trusted and len(wave.latencies) >= wave.size:
-            self._grow(self.known * (GROWTH if self.known < GENTLE_FROM else 2))
+            self._grow(min(GROWTH * self.known, max(GENTLE_FROM, 2 * self.known)))
 
     def _recap(self) -> None:
         """The evidence judged again against a no-load latency just measured."""

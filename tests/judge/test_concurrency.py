@@ -97,8 +97,11 @@ def test_a_timeout_halves_once_per_round_trip_and_holds_the_place() -> None:
 def test_a_cold_first_call_is_given_the_prompt_s_time_then_the_queue_s() -> None:
     settings = OpenAIJudgeConfig(timeout_s=2.0, ttft_timeout_s=1.0, timeout_max_s=600.0)
     limit = AdaptiveLimit(64)
-    first = Ticket(level=1, sent=0.0, limit=8, wave=1)
+    first = Ticket(level=1, sent=0.0, limit=1, wave=1)
     assert TimeBudget(settings, limit, []).of(first, 40_000).total_s == 600.0  # nothing known
+    # nothing known, seven others sent in the same wave: one more ceiling at most
+    fifth = Ticket(level=5, sent=0.0, limit=8, wave=1)
+    assert TimeBudget(settings, limit, []).of(fifth, 40_000).total_s == 1200.0
     # earlier runs processed 500 prompt tokens a second: 10,000 tokens take 20 s, x3
     budget = TimeBudget(settings, limit, [800.0, 500.0]).of(first, 40_000)
     assert budget.total_s == budget.first_token_s == pytest.approx(60.0)
@@ -121,8 +124,11 @@ def test_the_requests_ahead_drain_at_the_rate_answers_come_back() -> None:
     limit.evidence.base.append((2.0, None))  # no-load: 2 s
     now = [100.0]
     budget = TimeBudget(settings, limit, [], clock=lambda: now[0])
-    fifth = Ticket(level=5, sent=0.0, limit=8, wave=1)
+    fifth = Ticket(level=5, sent=0.0, limit=5, wave=1)
     assert budget.of(fifth, 4_000).total_s == pytest.approx(3 * 4 * 2.0 + 3 * 2.0)
+    # sent first of a burst of four: the other three may reach the server before it
+    first_of_four = Ticket(level=1, sent=0.0, limit=4, wave=2)
+    assert budget.of(first_of_four, 4_000).total_s == pytest.approx(3 * 3 * 2.0 + 3 * 2.0)
     for _ in range(8):  # an answer every 0.5 s over the last two no-load latencies
         now[0] += 0.5
         budget.observe(1000, 900, 2.0)
@@ -138,6 +144,6 @@ def test_a_budget_outlasts_timeout_max_by_the_wait_ahead() -> None:
     settings = OpenAIJudgeConfig(timeout_max_s=120.0)
     limit = AdaptiveLimit(64)
     limit.evidence.base.append((60.0, None))
-    ninth = Ticket(level=8, sent=0.0, limit=8, wave=1)
+    ninth = Ticket(level=8, sent=0.0, limit=8, wave=1)  # seven of ours still in flight
     assert TimeBudget(settings, limit, []).of(ninth, 4_000).total_s == \
         pytest.approx(3 * 7 * 60.0 + 120.0)

@@ -128,5 +128,5 @@ def test_the_next_run_starts_where_the_last_one_ended(small_workspace: Path,
         store.record_call(s.partition.key, "q1", 0, "ok", 50.0, concurrency=6)
         store.record_call(s.partition.key, "q2", 0, "timeout", 50.0, concurrency=3)
         learned = starts_at(s)
-        given = starts_at(Session.open(edit_config(config, diag={"concurrency": 2})))
-    assert (first, learned, given) == (1, 6, 2)
+        given = starts_at(Session.open(edit_config(config, diag={"concurrency": 10})))
+    assert (first, learned, given) == (1, 6, 10)
