@@ -26,6 +26,7 @@ import types
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, Literal, Union, get_args, get_origin
+from unittest import mock
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "split_assets"
@@ -86,21 +87,14 @@ def first_paragraph(doc: str | None) -> str:
 
 @contextlib.contextmanager
 def environment(**values: str | None) -> Iterator[None]:
-    """Set (None: unset) environment variables for the block, then restore them."""
-    saved = {name: os.environ.get(name) for name in values}
-    try:
+    """Set (None: unset) environment variables for the block; the environment is restored."""
+    with mock.patch.dict(os.environ):
         for name, value in values.items():
             if value is None:
                 os.environ.pop(name, None)
             else:
                 os.environ[name] = value
         yield
-    finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
 
 
 # ------------------------------------------------------------------ types (pydantic) -----

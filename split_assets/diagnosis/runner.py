@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from split_assets.workspace.inputs import Inputs
     from split_assets.workspace.partition import Partition
 
-RULES_WORKERS = 16  # workers of a judge that calls nothing (the rules judge)
+RULES_IN_FLIGHT = 8  # a judge that calls nothing (the rules judge): twice as many workers
 
 
 class _Pass:
@@ -49,7 +49,7 @@ class _Pass:
         self.by_id = {p.question_id: p for p in todo}
         # the openai judge: up to diag.concurrency calls in flight; the rules judge calls
         # nothing, and more workers would only cost task switches
-        in_flight = getattr(judge, "max_in_flight", RULES_WORKERS // 2)
+        in_flight = getattr(judge, "max_in_flight", RULES_IN_FLIGHT)
         self.n_workers = min(len(todo), 2 * in_flight)
         self.queue = LeasedQueue(partition, store, list(self.by_id), me, max(8, self.n_workers),
                                  degraded_before,

@@ -129,10 +129,10 @@ class Prober:
         self.result.recommended = self._recommend()
         return self.result
 
-    def _params(self, max_tokens: int | None = None) -> dict[str, Any]:
+    def _params(self) -> dict[str, Any]:
         """The configured call settings, without a response format (probed on its own)."""
         s = self.diag.openai
-        return {"temperature": s.temperature, "max_tokens": max_tokens or s.max_tokens}
+        return {"temperature": s.temperature, "max_tokens": s.max_tokens}
 
     async def _prefix_cache(self) -> None:
         params = self._params()
