@@ -19,6 +19,8 @@ KEYS: dict[str, str] = {
     "difficulty_edges": "video_split.difficulty_edges",
     "difficulty_field": "video_split.difficulty_field",
     "floor_k": "video_split.floor_k",
+    "floor_share": "video_split.floor_share",
+    "balance_runs": "video_split.balance_runs",
     # diag
     "judge": "diag.judge",
     "model": "diag.model",

@@ -8,9 +8,11 @@ from pathlib import Path
 
 from split_assets.evaluation.sealed import (
     LOOKING_ROLES,
+    REFREEZE,
     Gate,
     baseline_digest,
     frozen_splits,
+    laundering_reason,
     record_import_look,
     refusals,
     scored,
@@ -21,8 +23,9 @@ from split_assets.sources.config_file import CONFIG_FILE
 from split_assets.split.freeze import split_id as split_id_of
 
 
-def import_gate(workspace: Path, spend: bool = False) -> Gate:
-    """The gate of an import into ``workspace`` (``spend``: ``--spend-test-look``)."""
+def import_gate(workspace: Path, spend: bool = False, refreeze: bool = False) -> Gate:
+    """The gate of an import into ``workspace`` (``spend``: ``--spend-test-look``;
+    ``refreeze``: ``--refreeze-after-test-look``, a reference run after a test look)."""
 
     def gate(run_id: str, role: str | None, answers: dict[str, Answer],
              benchmark: Benchmark) -> list[str]:
@@ -42,7 +45,15 @@ def import_gate(workspace: Path, spend: bool = False) -> Gate:
             frozen = frozen_splits(loaded.paths.out_dir, store, baseline)
         if not frozen and not looked:
             return []
-        refusals(run_id, role, spend, vs.baseline_run_id, frozen, looked)
+        evaluation = loaded.config.evaluation
+        laundering = (laundering_reason(run_id, answers, benchmark, vs.infra_stop_reasons,
+                                        looked, evaluation.candidates, evaluation.control_run)
+                      if role == "reference" and looked else None)
+        refusals(run_id, role, spend, vs.baseline_run_id, frozen, looked, refreeze, laundering)
+        if role == "reference" and looked:
+            return [f"reference {run_id} added after a test look: the next split-assets run "
+                    f"needs {REFREEZE}, which freezes a new split whose ledger starts with "
+                    "every earlier look"]
         if role not in LOOKING_ROLES:
             return []
         current = split_id_of(vs.baseline_run_id, vs.identity())

@@ -73,6 +73,18 @@ def _import_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--spend-test-look", action="store_true",
                         help="import a candidate that answers test questions (a look at test) "
                              "beyond evaluation.test_looks_max")
+    parser.add_argument("--reference", action="append", type=Path, default=[], metavar="FILE",
+                        help="another run of the same benchmark (another model, checkpoint or "
+                             "setting) in this command's format, imported beside the run as a "
+                             "reference: it tells a defect (T2) from a lapse and keeps test "
+                             "representative for models like it; repeatable, one file per run")
+    parser.add_argument("--reference-id", action="append", default=[], metavar="ID",
+                        help="the run id of each --reference, in the same order (default: "
+                             "lmms-eval's model folder, else the file's name, made unique)")
+    parser.add_argument("--refreeze-after-test-look", action="store_true",
+                        help="with --role reference: add a reference after a test look; the "
+                             "next split-assets run needs the same flag and freezes a new "
+                             "split that inherits every earlier look")
 
 
 def add_export_signals(sub: Subcommands) -> None:
@@ -116,16 +128,30 @@ def handle_import(args: argparse.Namespace) -> int:
     """One file (lmms-eval: several) of another tool's results as a run."""
     from split_assets.app.import_gate import import_gate
     from split_assets.importing.kinds import import_results
+    from split_assets.importing.references import import_transaction, reference_plan
 
-    gate = import_gate(args.workspace, args.spend_test_look)
+    if args.reference_id and not args.reference:
+        raise UserError("--reference-id without --reference", "--reference-id",
+                        "pass each reference's file with --reference FILE")
+    refs = reference_plan(args.kind, args.reference, args.reference_id, args.run_id,
+                          args.workspace) if args.reference else []
+    gate = import_gate(args.workspace, args.spend_test_look, args.refreeze_after_test_look)
     files = args.samples if args.kind == "lmms-eval" else [
         args.jsonl if args.kind == "predictions" else args.results]
-    summary = import_results(
-        args.kind, files, args.run_id, args.workspace,
-        benchmark=args.benchmark, field_map=args.field_map, task=args.task,
-        annotations=args.annotations, pool_task=args.pool_task, replace=args.replace,
-        partial=args.partial, role=args.role, gate=gate)
-    for line in summary.lines():
+    options = {"benchmark": args.benchmark, "field_map": args.field_map, "task": args.task,
+               "pool_task": args.pool_task}
+    with import_transaction(args.workspace, enabled=bool(refs)):  # one unit: all or nothing
+        summary = import_results(args.kind, files, args.run_id, args.workspace,
+                                 annotations=args.annotations, replace=args.replace,
+                                 partial=args.partial, role=args.role, gate=gate, **options)
+        lines = summary.lines()
+        for path, run_id in refs:  # a reference counts where it answers: partial
+            lines += import_results(args.kind, [path], run_id, args.workspace, annotations=[],
+                                    replace=False, partial=True, role="reference",
+                                    gate=import_gate(args.workspace, False,
+                                                     args.refreeze_after_test_look),
+                                    **options).lines()
+    for line in lines:
         print(line)
     return 0
 

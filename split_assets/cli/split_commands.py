@@ -162,13 +162,17 @@ def run(config: Path | None, dry_run: bool = False, generated_at: str | None = N
     files, budgets = partition.files, s.loaded.config.evaluation
     evaluation = ([("evaluation", files.evaluation)] if budgets.candidates
                   and files.evaluation.is_file() else [])
-    return print_pairs([("fingerprint", partition.key), ("split_id", partition.split_id),
+    manifest = partition.frozen_manifest()
+    print_pairs([("fingerprint", partition.key), ("split_id", partition.split_id),
                         ("pools", files.pools),
-                        ("pools_sha256", partition.frozen_manifest()["pools_sha256"]),
+                        ("pools_sha256", manifest["pools_sha256"]),
                         ("manifest", files.manifest), *evaluation,
                         ("test_looks_max", budgets.test_looks_max or "none"),
                         ("feedback_budget", budgets.feedback_budget),
                         ("dagster_home", dagster_home())])
+    for warning in manifest.get("warnings", []):  # valid, but not outcome-driven: last
+        say(f"warning: {warning}")
+    return 0
 
 
 def _run_tags(generated_at: str | None, allow_degraded: int, no_wait: bool,

@@ -48,6 +48,7 @@ ROLES_LINE = ("pass --role candidate (a run to evaluate), control (a fresh re-ru
               "baseline agent) or reference (another model's run: it relabels T1/T2, so only "
               "before any test look); nothing was imported")
 LOOKING_ROLES = ("candidate", "control")
+REFREEZE = "--refreeze-after-test-look"
 Gate = Callable[[str, "str | None", dict[str, Answer], Benchmark], list[str]]
 
 
@@ -84,8 +85,12 @@ def frozen_splits(out_dir: Path, store: SignalStore, baseline: str) -> list[Froz
 
 
 def refusals(run_id: str, role: str | None, spend: bool, baseline_run: str,
-              frozen: list[Frozen], looked: list[Any]) -> None:
-    """What an import into a frozen workspace may not do (one line each, nothing written)."""
+              frozen: list[Frozen], looked: list[Any], refreeze: bool = False,
+              laundering: str | None = None) -> None:
+    """What an import into a frozen workspace may not do (one line each, nothing written).
+    ``refreeze``: ``--refreeze-after-test-look`` (a reference after a look, for a new split);
+    ``laundering``: why this run may never be a reference (its answers were a look, or it is
+    a candidate or the control run), None when nothing says so."""
     splits = ", ".join(sorted({f.pool.split_id for f in frozen}
                               | {x.split_id for x in looked}))
     if run_id == baseline_run:  # --replace of the baseline (else refused before)
@@ -102,13 +107,44 @@ def refusals(run_id: str, role: str | None, spend: bool, baseline_run: str,
     if spend and role not in LOOKING_ROLES:
         raise UserError(f"--spend-test-look with --role {role}: a {role} run is never a look",
                         "--spend-test-look", "drop the flag")
+    if refreeze and role != "reference":
+        raise UserError(f"{REFREEZE} with --role {role}: only a reference run re-freezes the "
+                        "split", REFREEZE, "drop the flag; nothing was imported")
     if role == "reference" and looked:
-        raise UserError(f"a reference run refused: a test pool of this baseline (split "
-                        f"{', '.join(sorted({x.split_id for x in looked}))}) was looked at, "
-                        "and a new reference would relabel which wrong answers are defects "
-                        "(T2) in a split made after that look", "--role reference",
-                        "import it as --role candidate or control, or into a new workspace; "
-                        "nothing was imported")
+        looked_at = ", ".join(sorted({x.split_id for x in looked}))
+        if laundering is not None:
+            raise UserError(f"a reference run refused: {laundering}, and a reference made of "
+                            "it would launder a candidate's answers into the labels (T1/T2)",
+                            "--role reference", "import it as --role candidate or control; "
+                            "a reference must be a run no look was made with; nothing was "
+                            "imported")
+        if not refreeze:
+            raise UserError(f"a reference run refused: a test pool of this baseline (split "
+                            f"{looked_at}) was looked at, and a new reference would relabel "
+                            "which wrong answers are defects (T2) in a split made after that "
+                            "look", "--role reference",
+                            f"pass {REFREEZE} to add it for a new split that inherits every "
+                            "earlier look (the next split-assets run needs the same flag), or "
+                            "import it as --role candidate or control; nothing was imported")
+
+
+def laundering_reason(run_id: str, answers: dict[str, Answer], benchmark: Benchmark,
+                      infra: list[str], looked: list[Any], candidates: list[str],
+                      control: str | None) -> str | None:
+    """Why run ``run_id`` may never become a reference: it is listed as a candidate or the
+    control run, or it (or the same answers under another id) was looked at on test."""
+    if run_id in candidates:
+        return f"run {run_id!r} is a candidate ({config_key('candidates')})"
+    if run_id == control:
+        return f"run {run_id!r} is the control run ({config_key('control_run')})"
+    if any(x.run_id == run_id for x in looked):
+        return f"run {run_id!r} was itself a look at test"
+    outcomes = scored(run_id, answers, benchmark, infra).answered()
+    for x in looked:
+        ids = [q for q in sorted(x.question_ids) if q in outcomes]
+        if ids and digest_of([[q, outcomes[q]] for q in ids]) == x.answers_digest:
+            return f"its answers are those of {x.run_id!r}, which was a look at test"
+    return None
 
 
 def baseline_digest(vs: VideoSplitConfig, db: Path, benchmark: Benchmark) -> str | None:

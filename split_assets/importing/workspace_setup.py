@@ -75,17 +75,34 @@ def new_config(benchmark: Benchmark, run_id: str, answers: dict[str, Answer],
     val_ratio = 0.3
     n_val = validation_size(val_ratio, n_trainval)
     val_wrong_min = int(0.8 * wrong * n_val / max(n_videos, 1))
-    return new_document({
+    doc = new_document({
         "video_split": {"baseline_run_id": Inserted(run_id), "n_trainval": n_trainval,
                         "epsilon": epsilon,
                         "report_floor": 30, "val_wrong_min": val_wrong_min,
-                        "val_ratio": val_ratio, "seed": 7, "floor_k": {}, **settings},
+                        "val_ratio": val_ratio, "seed": 7, "floor_k": {},
+                        "floor_share": FLOOR_SHARE, "balance_runs": [], **settings},
         "diag": {"prompt_version": "v1", "model": "rules-v1", "judge": "rules",
                  "context": "answer_only", "reference_runs": []},
         "paths": {"questions_dir": "questions", "harness_db": HARNESS_DB,
                   "signals_db": SIGNALS_DB, "out_dir": "splits"},
         "evaluation": {"candidates": [], "control_run": None},
     }, _HEADER)
+    for section, key, comment in _COMMENTS:
+        doc[section].yaml_add_eol_comment(comment, key, column=24)
+    return doc
+
+
+# the share of each task type's T2 that trainval must hold, written by a first import so that a
+# first run is outcome-driven without hand-tuning (docs/reference/config.md: why this value)
+FLOOR_SHARE = 0.8
+_COMMENTS = (
+    ("video_split", "floor_share", "trainval holds this share of each task type's T2 "
+                                   "(floor_k, when set, wins for the types it names)"),
+    ("video_split", "balance_runs", "runs whose accuracy test keeps representative beside the "
+                                    "baseline's (every reference; docs/explanation/split.md)"),
+    ("diag", "reference_runs", "other models' runs: a wrong answer also wrong in them is a "
+                               "persistent defect, T2 (docs/explanation/judges.md)"),
+)
 
 
 def _letter_of(answer: Answer | None, benchmark: Benchmark, qid: str) -> str:
@@ -96,9 +113,9 @@ def _letter_of(answer: Answer | None, benchmark: Benchmark, qid: str) -> str:
 
 
 _HEADER = ("written by 'split-assets import'; docs/how-to/import.md and "
-           f"docs/reference/config.md\ndocument every key. Later imports update "
-                             f"{config_key('reference_runs')} "
-           "and the evaluation runs.")
+           f"docs/reference/config.md\ndocument every key. Later imports add reference runs to "
+           f"{config_key('reference_runs')} and {config_key('balance_runs')}, and the "
+           "evaluation runs.")
 
 
 def register(doc: CommentedMap, config: Path, run_id: str, role: str,
@@ -109,10 +126,14 @@ def register(doc: CommentedMap, config: Path, run_id: str, role: str,
     if run_id == baseline:
         notes.append(f"{run_id} is the baseline of {config.name}: config unchanged")
         return False
-    if role == "reference":
-        if not append_run(section_of(doc, "diag"), "reference_runs", run_id):
+    if role == "reference":  # it labels T1/T2 and keeps test representative for its kind
+        added = [key for section, key in (("diag", "reference_runs"),
+                                          ("video_split", "balance_runs"))
+                 if append_run(section_of(doc, section), key, run_id)]
+        if not added:
             return False
-        notes.append(f"added {run_id} to {config_key('reference_runs')} in {config}")
+        notes.append(f"added {run_id} to {' and '.join(config_key(k) for k in added)} in "
+                     f"{config}")
     elif role == "candidate":
         if not append_run(section_of(doc, "evaluation"), "candidates", run_id):
             return False

@@ -159,7 +159,8 @@ def _frozen_pools(s: Session, tags: Mapping[str, str], allowed: int, refreeze: b
     doc = _manifest_of(s, problem, frozen, digests, tags.get(GENERATED_AT_TAG) or utc_now())
     vs = s.loaded.config.video_split
     results, failed = pool_checks.evaluate(partition, problem, frozen, doc["power"],
-                                           vs.val_wrong_min, _references(s, problem))
+                                           vs.val_wrong_min, _references(s, problem),
+                                           doc.get("warnings", []))
     if failed is None:  # degraded diagnoses beyond --allow-degraded: no split, no check run
         settled = partition.settled_degraded()  # accepted when this split was first frozen
         refuse_degraded([q for q in doc["degraded_question_ids"] if q not in settled], allowed)
@@ -205,8 +206,10 @@ def _manifest_of(s: Session, problem: SplitProblem, frozen: FrozenSplit,
                  digests: dict[str, str], generated_at: str) -> dict[str, Any]:
     """The manifest of a split about to be frozen (its power figures included)."""
     from split_assets.evaluation.power import pool_power
+    from split_assets.split.degenerate import degenerate_warnings
 
     partition, loaded = s.partition, s.loaded
+    diag = loaded.config.diag
     power = pool_power(problem, frozen.videos, s.inputs.power_reruns(),
                        loaded.config.evaluation.discordance)
     return manifest(problem, frozen, generated_at=generated_at, split=partition.split_id,
@@ -214,7 +217,11 @@ def _manifest_of(s: Session, problem: SplitProblem, frozen: FrozenSplit,
                     fingerprint_components=partition.fingerprint.components,
                     config_snapshot=config_snapshot(loaded), input_digests=digests,
                     val_wrong_min=loaded.config.video_split.val_wrong_min, power=power,
-                    degraded=sorted(q.question_id for q in problem.questions if q.degraded))
+                    degraded=sorted(q.question_id for q in problem.questions if q.degraded),
+                    warnings=degenerate_warnings(
+                        problem, references=len(diag.reference_runs),
+                        answer_only_rules=(diag.judge, diag.context) == ("rules",
+                                                                         "answer_only")))
 
 
 def refuse_degraded(degraded: list[str], allowed: int) -> None:

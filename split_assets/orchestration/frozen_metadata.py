@@ -61,6 +61,7 @@ def frozen_metadata(partition: Partition, problem: SplitProblem, frozen: FrozenS
         "digests": MetadataValue.json({"pools_sha256": frozen.sha256,
                                        **doc["input_digests"]}),
     }
+    out.update(balance_metadata(doc))
     if not plots:
         for key in ("max_abs_deviation_pp", "test_minus_global_accuracy_pp"):
             out[key] = MetadataValue.text(f"{out[key].value:g}")
@@ -68,6 +69,30 @@ def frozen_metadata(partition: Partition, problem: SplitProblem, frozen: FrozenS
     for name in POOLS:  # plotted over partitions
         out[f"t1_{name}"] = tiers[name].get("T1", 0)
         out[f"t2_{name}"] = tiers[name].get("T2", 0)
+    return out
+
+
+def balance_metadata(doc: dict[str, Any]) -> dict[str, Any]:
+    """The warnings of a split that is not outcome-driven, and the balanced runs' figures:
+    each one's test deviation and the leave-one-run-out estimate beside random pools."""
+    out: dict[str, Any] = {}
+    if doc.get("warnings"):
+        out["warnings"] = MetadataValue.md("\n".join(f"- **warning**: {w}"
+                                                      for w in doc["warnings"]))
+    balance = doc.get("balance_runs")
+    if balance:
+        loro = balance["leave_one_run_out"]
+        rnd = loro["random_pools"]
+        out["balance_runs"] = table(
+            [("run", "string"), ("test_deviation_pp", "float"),
+             ("held_out_deviation_pp", "float"), ("random_pools_pp", "float")],
+            [[r, round(100 * balance["test_deviation"][r], 4),
+              round(100 * loro["per_run"][r], 4), round(100 * rnd["per_run"][r], 4)]
+             for r in balance["runs"]])
+        out["held_out_deviation_pp"] = MetadataValue.text(
+            f"mean {100 * loro['mean']:.3f}, max {100 * loro['max']:.3f} (leave one balanced "
+            f"run out); random pools of {rnd['test_videos']} videos: mean "
+            f"{100 * rnd['mean']:.3f}, max {100 * rnd['max']:.3f}")
     return out
 
 

@@ -190,7 +190,7 @@ def selection_metadata(problem: SplitProblem, selection: Selection) -> dict[str,
         "t2_vs_floor": table(
             [("task_type", "string"), ("floor", "int"), ("trainval_t2", "int"), ("met", "bool")],
             [[t, k, t2.get(t, 0), t2.get(t, 0) >= k]
-             for t, k in sorted(problem.selection.floor_k.items())]),
+             for t, k in sorted(problem.floors.items())]),
         "test_deviation": deviation_table(dev),
         "max_abs_deviation_pp": MetadataValue.float(max_abs_pp(dev)),
         "selector": problem.selection.selector,

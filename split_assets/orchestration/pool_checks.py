@@ -36,7 +36,9 @@ DESCRIPTIONS = {
     "pools_disjoint": "No question is in two pools.",
     "pools_cover_benchmark": "The pools together hold every benchmark question.",
     "videos_atomic": "Every video's questions are in exactly one pool.",
-    "floors_met": "Trainval holds at least floor_k non-degraded T2 per task type.",
+    "floors_met": "Trainval holds at least its floor of non-degraded T2 per task type (floor_k, "
+                  "floor_share); warns when the split is not outcome-driven (no T2, no floor, "
+                  "an answer-only rules judge with fewer than 2 reference runs).",
     "test_within_epsilon": "Every constrained category of test is within epsilon of global.",
     "pools_sha256_matches": "pools.json hashes to the manifest's pools_sha256.",
     POWER: "Validation holds at least val_wrong_min baseline-wrong questions, so a McNemar "
@@ -63,13 +65,15 @@ def split_identity(partition: Partition) -> dict[str, str]:
 
 def evaluate(partition: Partition, problem: SplitProblem, frozen: FrozenSplit,
              power: dict[str, Any], val_wrong_min: int,
-             references: dict[str, tuple[int, int]] | None = None
+             references: dict[str, tuple[int, int]] | None = None,
+             warnings: list[str] | None = None
              ) -> tuple[list[AssetCheckResult], SplitAssetsError | None]:
     """Every check's result on the split in memory, and the error of the first that failed
     (None: all passed). A failed result's description ends "(nothing was frozen)"; a warning
     (severity WARN: no gain detectable on validation, references too close to the baseline)
     fails nothing. ``references``: per reference run, (answers differing from the baseline's,
-    answers both gave)."""
+    answers both gave); ``warnings``: why the split is not outcome-driven
+    (``split/degenerate.py``), which makes ``floors_met`` a WARN that says so."""
     results, first = [], None
     for r in verify(problem, frozen.data, frozen.sha256):
         figures = _flat(r.figures)
@@ -79,7 +83,11 @@ def evaluate(partition: Partition, problem: SplitProblem, frozen: FrozenSplit,
             got = r.figures.get("trainval_t2", {})
             figures = {"floors": floors_table({
                 t: {"floor": k, "trainval_t2": got.get(t, 0)}
-                for t, k in problem.selection.floor_k.items()})}
+                for t, k in problem.floors.items()})}
+        if r.name == "floors_met" and r.passed and warnings:  # valid, not outcome-driven
+            results.append(_result(partition, r.name, False, "; ".join(
+                f"warning: {w}" for w in warnings), figures, warn=True))
+            continue
         results.append(_result(partition, r.name, r.passed, r.detail, figures))
         if not r.passed and first is None:
             first = RunFailure(f"check {r.name} would fail: {r.detail}", "frozen_pools",

@@ -45,8 +45,19 @@ class VideoSplitConfig(_Section):
     val_ratio: float = Field(ge=0, le=1, description="Validation videos are "
                              "`floor(val_ratio * n_trainval + 0.5)` of the trainval videos.")
     seed: int = Field(description="The seed of every random choice.")
-    floor_k: dict[str, int] = Field(description="The fewest non-degraded T2 per task type in "
-                                    "trainval (`{}` allowed).")
+    floor_k: dict[str, int] = Field(
+        default_factory=dict, description="The fewest non-degraded T2 per task type in "
+        "trainval (`{}`: none given); wins over `floor_share` for the task types it names.")
+    # issue 45: floors that follow the diagnoses, for a first run without hand-tuning
+    floor_share: float | None = Field(
+        default=None, ge=0, le=1, description="The share of each task type's available "
+        "non-degraded T2 that trainval must hold: floor = floor(floor_share x available); "
+        "null: only `floor_k` floors.")
+    # issue 45: other runs whose correctness the test pool keeps representative
+    balance_runs: list[str] = Field(
+        default_factory=list, description="Runs (references) whose correctness test keeps "
+        "representative beside the baseline's, so test stays representative for models like "
+        "them; `[]`: the baseline only.")
     # the question field the difficulty levels come from (None: the benchmark has none, and
     # only task types and accuracy are balanced); a numeric field is cut at difficulty_edges
     difficulty_field: str | None = Field(
@@ -109,6 +120,16 @@ class VideoSplitConfig(_Section):
             raise ValueError("a field is listed twice")
         return balance
 
+    @field_validator("balance_runs")
+    @classmethod
+    def _runs_once(cls, runs: list[str], info: ValidationInfo) -> list[str]:
+        if len(set(runs)) != len(runs):
+            raise ValueError("a run is listed twice")
+        if info.data.get("baseline_run_id") in runs:
+            raise ValueError(f"lists the baseline run {info.data['baseline_run_id']!r}, whose "
+                             "accuracy is balanced already; list other runs")
+        return runs
+
     @property
     def levels(self) -> Levels:
         """How the benchmark's questions get their difficulty level."""
@@ -127,9 +148,12 @@ class VideoSplitConfig(_Section):
 
 _LATER_KEYS: dict[str, Any] = {"selector": "auto", "balance": [], "epsilon_accuracy": None,
                                "difficulty_edges": None, "difficulty_levels": None,
-                               "letter_rule": "videomme"}
-# added with issue 26: left out of the manifest's config snapshot while they hold their defaults
-QUIET_KEYS = ("difficulty_edges", "difficulty_levels", "letter_rule")
+                               "letter_rule": "videomme", "floor_share": None,
+                               "balance_runs": []}
+# added with issues 26 and 45: left out of the manifest's config snapshot while they hold their
+# defaults
+QUIET_KEYS = ("difficulty_edges", "difficulty_levels", "letter_rule", "floor_share",
+              "balance_runs")
 
 
 def check_difficulty_levels(name: str | None, edges: list[float] | None,

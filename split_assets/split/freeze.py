@@ -23,7 +23,7 @@ from split_assets.lib.failpoints import failpoint
 from split_assets.lib.files import pid_alive
 from split_assets.lib.package_version import PACKAGE, package_version
 from split_assets.split.layout import MANIFEST_FILE, POOLS, POOLS_FILE
-from split_assets.split.problem import SplitProblem, SplitQuestion
+from split_assets.split.problem import SplitProblem, SplitQuestion, available_t2
 from split_assets.split.stats import accuracy, deviation_rows, t2_by_type, tier_counts
 
 if TYPE_CHECKING:  # the selection pulls in scipy: a command that fails early need not load it
@@ -77,13 +77,17 @@ def manifest(problem: SplitProblem, frozen: FrozenSplit, *, generated_at: str,
              split: str, fingerprint: str, fingerprint_components: dict[str, Any],
              config_snapshot: dict[str, Any], input_digests: dict[str, str],
              val_wrong_min: int, power: dict[str, Any] | None = None,
-             degraded: list[str] | None = None) -> dict[str, Any]:
-    """The manifest: provenance, figures and digests; no clock durations, no absolute paths."""
+             degraded: list[str] | None = None,
+             warnings: list[str] | None = None) -> dict[str, Any]:
+    """The manifest: provenance, figures and digests; no clock durations, no absolute paths.
+    ``balance_runs`` (each balanced run's deviation and the leave-one-run-out estimate) and
+    ``warnings`` (a split that is not outcome-driven, ``split/degenerate.py``) appear only when
+    there are any, so the manifest of an earlier config keeps its keys."""
     by_pool = pool_questions(problem, frozen)
     trainval = by_pool["train"] + by_pool["validation"]
     t2 = t2_by_type(trainval)
     rows = deviation_rows(problem, by_pool["test"])
-    return {
+    doc = {
         "schema_version": SCHEMA_VERSION,
         "generated_at": generated_at,
         "pools_sha256": frozen.sha256,
@@ -96,8 +100,7 @@ def manifest(problem: SplitProblem, frozen: FrozenSplit, *, generated_at: str,
                    for name in POOLS},
         "distributions": {name: _distribution(problem, by_pool[name]) for name in POOLS},
         "test_deviation": rows,
-        "floors": {t: {"floor": k, "trainval_t2": t2.get(t, 0)}
-                   for t, k in sorted(problem.selection.floor_k.items())},
+        "floors": floors_section(problem, t2),
         "tier_counts": {name: tier_counts(by_pool[name]) for name in POOLS},
         "baseline_accuracy": {"global": round(accuracy(problem.questions), 6),
                               "test": round(accuracy(by_pool["test"]), 6),
@@ -113,6 +116,25 @@ def manifest(problem: SplitProblem, frozen: FrozenSplit, *, generated_at: str,
         "degraded_question_ids": sorted(degraded or []),
         "made_by": {"package": PACKAGE, "version": package_version()},
     }
+    if problem.selection.balance_runs:
+        from split_assets.split.balance_runs import balance_section
+
+        doc["balance_runs"] = balance_section(problem, frozen.videos["test"])
+    if warnings:
+        doc["warnings"] = list(warnings)
+    return doc
+
+
+def floors_section(problem: SplitProblem, t2: dict[str, int]) -> dict[str, Any]:
+    """T2 per task type in trainval against its floor; with ``floor_share`` also the T2
+    available and where each floor came from (``floor_k`` or ``floor_share``)."""
+    if problem.selection.floor_share is None:
+        return {t: {"floor": k, "trainval_t2": t2.get(t, 0)}
+                for t, k in sorted(problem.floors.items())}
+    available = available_t2(problem.questions)
+    return {t: {"floor": k, "trainval_t2": t2.get(t, 0), "available": available.get(t, 0),
+                "from": "floor_k" if t in problem.selection.floor_k else "floor_share"}
+            for t, k in sorted(problem.floors.items())}
 
 
 def _distribution(problem: SplitProblem,

@@ -64,7 +64,7 @@ def verify(problem: SplitProblem, data: bytes,
 def _floors_met(problem: SplitProblem, trainval: set[str]) -> InvariantResult:
     short = {}
     got_by_type = {}
-    for task_type, floor in sorted(problem.selection.floor_k.items()):
+    for task_type, floor in sorted(problem.floors.items()):
         got = sum(1 for q in problem.questions
                   if q.question_id in trainval and q.task_type == task_type and q.is_floor_t2)
         got_by_type[task_type] = got

@@ -36,8 +36,10 @@ def build_matrix(problem: SplitProblem, order: list[str]) -> Matrix:
 
 def _count_matrices(problem: SplitProblem, order: list[str]) -> tuple[np.ndarray, np.ndarray]:
     """Per video: counts per balanced category (the constrained ones first, then the values of
-    the ``balance`` fields) plus baseline-correct answers (last column), and sizes."""
-    cats = [*problem.categories, *problem.balanced]
+    the ``balance`` fields, then each balanced run's correct -- and, when it answers only part
+    of the benchmark, answered -- questions) plus baseline-correct answers (last column), and
+    sizes."""
+    cats = [*problem.categories, *problem.balanced, *problem.run_columns]
     column = {(c.dimension, c.value): j for j, c in enumerate(cats)}
     dims = ("task_type", "difficulty", *problem.selection.balance)
     rows, cols, sizes = [], [], np.zeros(len(order), dtype=np.int64)
@@ -51,6 +53,14 @@ def _count_matrices(problem: SplitProblem, order: list[str]) -> tuple[np.ndarray
                 if j is not None:
                     rows.append(i)
                     cols.append(j)
+            for run, ok in zip(problem.selection.balance_runs, q.runs, strict=True):
+                keys = [] if ok is None else [("run_answered", run)] + ([("run_correct", run)]
+                                                                         if ok else [])
+                for key in keys:
+                    j = column.get(key)
+                    if j is not None:
+                        rows.append(i)
+                        cols.append(j)
             if q.correct:
                 rows.append(i)
                 cols.append(correct_col)
@@ -70,7 +80,7 @@ def _residual_matrix(counts: np.ndarray, sizes: np.ndarray) -> np.ndarray:
 
 def _floor_matrix(problem: SplitProblem, order: list[str]) -> tuple[list[str], np.ndarray,
                                                                     np.ndarray]:
-    types = sorted(t for t, k in problem.selection.floor_k.items() if k > 0)
+    types = sorted(t for t, k in problem.floors.items() if k > 0)
     index = {t: f for f, t in enumerate(types)}
     t2 = np.zeros((len(order), len(types)), dtype=np.int64)
     for i, vid in enumerate(order):
@@ -78,5 +88,5 @@ def _floor_matrix(problem: SplitProblem, order: list[str]) -> tuple[list[str], n
             f = index.get(q.task_type)
             if f is not None and q.is_floor_t2:
                 t2[i, f] += 1
-    floors = np.array([problem.selection.floor_k[t] for t in types], dtype=np.int64)
+    floors = np.array([problem.floors[t] for t in types], dtype=np.int64)
     return types, t2, floors

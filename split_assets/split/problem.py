@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from fractions import Fraction
 
 from split_assets.settings import VideoSplitConfig
 from split_assets.settings.sections import validation_size
@@ -22,6 +23,8 @@ class SplitQuestion:
     tier: str | None = None       # None for correct answers; T0, T1 or T2 otherwise
     degraded: bool = False
     balance: tuple[str, ...] = ()  # values of the problem's ``balance`` fields, in that order
+    # each balanced run's correctness (``balance_runs``, in that order); None: not answered
+    runs: tuple[bool | None, ...] = ()
 
     @property
     def is_floor_t2(self) -> bool:
@@ -54,6 +57,8 @@ class SelectionSettings:
     epsilon_accuracy: float | None = None
     selector: str = "auto"
     seed: int = 0  # the split's seed: the selection's order, and the validation draw's salt
+    balance_runs: tuple[str, ...] = ()  # runs whose correctness test keeps representative
+    floor_share: float | None = None  # floors from the diagnoses (floor_k wins where it names)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -75,6 +80,8 @@ class SplitProblem:
     videos: dict[str, list[SplitQuestion]] = field(init=False, repr=False)
     categories: list[Category] = field(init=False, repr=False)
     balanced: list[Category] = field(init=False, repr=False)
+    run_columns: list[Category] = field(init=False, repr=False)
+    floors: dict[str, int] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         videos: dict[str, list[SplitQuestion]] = {}
@@ -92,6 +99,13 @@ class SplitProblem:
             extra += [Category(name, v) for v in sorted(counts)
                       if counts[v] >= self.selection.report_floor]
         object.__setattr__(self, "balanced", extra)
+        runs = []  # a balanced run's correct answers; its answered ones when it is partial
+        for i, run in enumerate(self.selection.balance_runs):
+            runs.append(Category("run_correct", run))
+            if any(q.runs[i] is None for q in self.questions):
+                runs.append(Category("run_answered", run))
+        object.__setattr__(self, "run_columns", runs)
+        object.__setattr__(self, "floors", effective_floors(self.questions, self.selection))
 
     @classmethod
     def from_config(cls, questions: list[SplitQuestion], cfg: VideoSplitConfig) -> SplitProblem:
@@ -100,7 +114,8 @@ class SplitProblem:
                        n_trainval=cfg.n_trainval, epsilon=cfg.epsilon,
                        report_floor=cfg.report_floor, floor_k=dict(cfg.floor_k),
                        balance=tuple(cfg.balance), epsilon_accuracy=cfg.epsilon_accuracy,
-                       selector=cfg.selector, seed=cfg.seed),
+                       selector=cfg.selector, seed=cfg.seed,
+                       balance_runs=tuple(cfg.balance_runs), floor_share=cfg.floor_share),
                    validation=ValidationSettings(val_ratio=cfg.val_ratio,
                                                  val_wrong_min=cfg.val_wrong_min))
 
@@ -116,6 +131,25 @@ class SplitProblem:
         if dimension == "difficulty":
             return q.difficulty
         return q.balance[self.selection.balance.index(dimension)]
+
+
+def available_t2(questions: tuple[SplitQuestion, ...]) -> dict[str, int]:
+    """Non-degraded T2 per task type in the whole benchmark (every task type listed)."""
+    counts = Counter(q.task_type for q in questions if q.is_floor_t2)
+    return {t: counts[t] for t in sorted({q.task_type for q in questions})}
+
+
+def effective_floors(questions: tuple[SplitQuestion, ...],
+                     selection: SelectionSettings) -> dict[str, int]:
+    """The T2 floor per task type: ``floor(floor_share x available)`` for every task type when
+    ``floor_share`` is set (exact: the share is read as the decimal it was written as), and
+    ``floor_k``'s own figure for each task type it names (it wins)."""
+    floors: dict[str, int] = {}
+    if selection.floor_share is not None:
+        share = Fraction(str(selection.floor_share))
+        floors = {t: int(share * n) for t, n in available_t2(questions).items()}
+    floors.update(selection.floor_k)
+    return dict(sorted(floors.items()))
 
 
 def category_of(q: SplitQuestion, cat: Category) -> bool:

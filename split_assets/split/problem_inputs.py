@@ -18,8 +18,10 @@ from split_assets.store.signals import SignalRow
 
 def split_questions(preds: list[CanonicalPrediction], rows: list[SignalRow],
                     balance: dict[str, tuple[str, ...]], *, where: str,
-                    fingerprint: str) -> list[SplitQuestion]:
-    """Join predictions with their signal rows; every wrong answer must have one."""
+                    fingerprint: str, runs: dict[str, tuple[bool | None, ...]] | None = None
+                    ) -> list[SplitQuestion]:
+    """Join predictions with their signal rows; every wrong answer must have one. ``runs``:
+    each question's correctness in the balanced runs (``balance_runs``, in that order)."""
     by_qid = {r.question_id: r for r in rows}
     missing = [p.question_id for p in preds if not p.correct and p.question_id not in by_qid]
     if missing:
@@ -31,7 +33,8 @@ def split_questions(preds: list[CanonicalPrediction], rows: list[SignalRow],
         row = None if p.correct else by_qid[p.question_id]
         out.append(SplitQuestion(p.question_id, p.video_id, p.task_type, p.difficulty, p.correct,
                                  row.tier if row else None, row.degraded if row else False,
-                                 balance.get(p.question_id, ())))
+                                 balance.get(p.question_id, ()),
+                                 (runs or {}).get(p.question_id, ())))
     return out
 
 
@@ -57,10 +60,13 @@ def balance_values(benchmark: Benchmark, fields: list[str]) -> dict[str, tuple[s
 
 def split_problem(preds: list[CanonicalPrediction], rows: list[SignalRow],
                   balance: dict[str, tuple[str, ...]], config: VideoSplitConfig, where: str,
-                  fingerprint: str) -> SplitProblem:
+                  fingerprint: str, runs: dict[str, tuple[bool | None, ...]] | None = None
+                  ) -> SplitProblem:
     """The split problem of the predictions joined with the signal rows; ``balance``: each
-    question's values of the balance fields (``balance_values``)."""
-    questions = split_questions(preds, rows, balance, where=where, fingerprint=fingerprint)
+    question's values of the balance fields (``balance_values``); ``runs``: its correctness
+    in each of the ``balance_runs`` (``run_correctness``)."""
+    questions = split_questions(preds, rows, balance, where=where, fingerprint=fingerprint,
+                                runs=runs)
     return SplitProblem.from_config(questions, config)
 
 
@@ -69,14 +75,28 @@ def signals_digest(rows: list[SignalRow]) -> str:
     return digest_of(sorted([r.question_id, r.tier, r.degraded] for r in rows))
 
 
+def run_correctness(correct: dict[str, dict[str, bool | None]]
+                    ) -> dict[str, tuple[bool | None, ...]]:
+    """Per question, its correctness in each run of ``correct`` (run -> question -> True /
+    False / None not answered), in the runs' order."""
+    runs = list(correct.values())
+    questions = {q for run in runs for q in run}
+    return {q: tuple(run.get(q) for run in runs) for q in questions}
+
+
 def input_digests(benchmark: Benchmark, preds: list[CanonicalPrediction],
                   rows: list[SignalRow],
-                  context: Callable[[list[tuple[str, str]]], dict[str, str]] | None
+                  context: Callable[[list[tuple[str, str]]], dict[str, str]] | None,
+                  balanced: dict[str, list[CanonicalPrediction]] | None = None
                   ) -> dict[str, str]:
     """Digests of the inputs, none depending on file or row order; ``context`` adds the
-    judge's context digests (skills, trees, traces) of the diagnosed (question, video) pairs."""
+    judge's context digests (skills, trees, traces) of the diagnosed (question, video) pairs;
+    ``balanced``: each balanced run's predictions (``balance_runs:<run>``), so a changed run
+    never meets a frozen split of the same id."""
     digests = {"benchmark": benchmark.digest(), "baseline_predictions": predictions_digest(preds),
                "signals": signals_digest(rows)}
+    for run, run_preds in sorted((balanced or {}).items()):
+        digests[f"balance_runs:{run}"] = predictions_digest(run_preds)
     if context is not None:
         digests.update(context(sorted((r.question_id, r.video_id) for r in rows
                                       if not r.infra)))

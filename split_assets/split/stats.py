@@ -82,11 +82,23 @@ def deviation_rows(problem: SplitProblem, test: list[SplitQuestion]) -> list[dic
              if n_test else 0.0)
         rows.append({"dimension": cat.dimension, "category": cat.value, "global": round(g, 6),
                      "test": round(t, 6), "deviation": round(t - g, 6), "constrained": False})
+    for i, run in enumerate(problem.selection.balance_runs):  # each balanced run's accuracy
+        g_run = _run_accuracy(problem.questions, i)
+        t_run = _run_accuracy(test, i)
+        rows.append({"dimension": "run_accuracy", "category": run, "global": round(g_run, 6),
+                     "test": round(t_run, 6), "deviation": round(t_run - g_run, 6),
+                     "constrained": False})
     g_acc, t_acc = accuracy(problem.questions), accuracy(test)
     rows.append({"dimension": "accuracy", "category": "baseline_correct", "global": round(g_acc, 6),
                  "test": round(t_acc, 6), "deviation": round(t_acc - g_acc, 6),
                  "constrained": problem.selection.epsilon_accuracy is not None})
     return rows
+
+
+def _run_accuracy(questions: Iterable[SplitQuestion], i: int) -> float:
+    """Balanced run ``i``'s accuracy over the questions it answered."""
+    answered = [q.runs[i] for q in questions if q.runs[i] is not None]
+    return sum(answered) / len(answered) if answered else 0.0
 
 
 def max_deviation(rows: list[dict[str, Any]], dimension: str | None = None) -> float:

@@ -119,7 +119,7 @@ class Inputs(OtherRuns, SettingsView):
 
         return self._of_rows("problem", fingerprint, rows, lambda: split_problem(
             self.predictions, rows, self.balance, self.loaded.config.video_split,
-            str(self.loaded.paths.signals_db), fingerprint))
+            str(self.loaded.paths.signals_db), fingerprint, self.balanced_runs))
 
     def input_digests(self, rows: list[SignalRow], fingerprint: Fingerprint,
                       cached: bool = False) -> dict[str, str]:
@@ -136,7 +136,7 @@ class Inputs(OtherRuns, SettingsView):
                    if fingerprint.components["context"] == "full" else None)
         kind = "digests, cache allowed" if cached else "digests"
         return dict(self._of_rows(kind, fingerprint.key, rows, lambda: input_digests(
-            self.benchmark, self.predictions, rows, context)))
+            self.benchmark, self.predictions, rows, context, self.balanced_predictions())))
 
     def _of_rows(self, what: str, key: str, rows: list[SignalRow], make: Callable[[], Any]
                  ) -> Any:

@@ -9,6 +9,7 @@ from functools import cached_property
 from split_assets.config_keys import config_key
 from split_assets.settings import LoadedConfig
 from split_assets.sources.benchmark import Benchmark
+from split_assets.sources.harness_db import CanonicalPrediction, canonical_predictions
 from split_assets.sources.run_outcomes import RunOutcomes, require_runs, run_outcomes
 
 CONTROL = "the control run"  # the name of the control run among the re-runs
@@ -71,3 +72,22 @@ class OtherRuns:
             return []
         scored = self.outcomes_of(runs, "reference", config_key("reference_runs"))
         return [(f"reference run {i}", scored[run].correct) for i, run in enumerate(runs, 1)]
+
+    @cached_property
+    def balanced_runs(self) -> dict[str, tuple[bool | None, ...]]:
+        """Per question, its correctness in each ``balance_runs`` run (in that order; None
+        where the run did not answer), scored like the baseline."""
+        from split_assets.split.problem_inputs import run_correctness  # layer 5
+
+        runs = tuple(self.loaded.config.video_split.balance_runs)
+        if not runs:
+            return {}
+        scored = self.outcomes_of(runs, "balanced", config_key("balance_runs"))
+        return run_correctness({run: scored[run].correct for run in runs})
+
+    def balanced_predictions(self) -> dict[str, list[CanonicalPrediction]]:
+        """Each ``balance_runs`` run's canonical predictions (their digests: the manifest's)."""
+        vs = self.loaded.config.video_split
+        return {run: canonical_predictions(self.loaded.paths.harness_db, run, self.benchmark,
+                                           vs.infra_stop_reasons, "infra")
+                for run in vs.balance_runs}

@@ -141,7 +141,8 @@ def config_snapshot(loaded: LoadedConfig) -> dict[str, Any]:
     """The config as run, paths relative to the config file's folder (the manifest's)."""
     snap = loaded.config.model_dump(mode="json")
     for key in QUIET_KEYS:  # at their defaults, as before they existed
-        if snap["video_split"][key] == VideoSplitConfig.model_fields[key].default:
+        field = VideoSplitConfig.model_fields[key]
+        if snap["video_split"][key] == field.get_default(call_default_factory=True):
             del snap["video_split"][key]
     paths = loaded.paths
     snap["paths"] = {name: loaded.relative(getattr(paths, name))

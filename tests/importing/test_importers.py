@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from pathlib import Path
 
@@ -283,11 +284,13 @@ def test_an_import_keeps_the_users_comments_and_layout(tmp_path: Path) -> None:
                  "# written by 'split-assets import'"):
         assert kept in after
     assert "  candidates: [cand]\n  control_run: rerun\n" in after
-    assert "  reference_runs: [ref1]\n" in after
-    # nothing else moved: the file is the user's, line for line, plus the three runs
-    changed = [line for line in after.splitlines() if line not in text.splitlines()]
-    assert changed == ["  reference_runs: [ref1]", "  candidates: [cand]",
-                       "  control_run: rerun"]
+    assert "  reference_runs: [ref1] # other models' runs" in after
+    # nothing else moved: the file is the user's, line for line, plus the three runs (the
+    # reference in both its lists, their comments kept)
+    changed = [line.split(" #")[0].rstrip() for line in after.splitlines()
+               if line not in text.splitlines()]
+    assert changed == ["  balance_runs: [ref1]", "  reference_runs: [ref1]",
+                       "  candidates: [cand]", "  control_run: rerun"]
     loaded = load_config(config).config
     assert loaded.evaluation.candidates == ["cand"] and loaded.diag.reference_runs == ["ref1"]
 
@@ -297,9 +300,9 @@ def test_an_import_appends_to_the_users_block_list(tmp_path: Path) -> None:
     run id YAML 1.1 would read as a bool) keeps its shape when a run is added."""
     ws = _import(tmp_path, "base")
     config = ws / "video_split.yaml"
-    text = config.read_text().replace(
-        "  reference_runs: []\n",
-        "  reference_runs:\n    - ref-a     # the January run\n    - 'on'\n")
+    text = re.sub(r"  reference_runs: \[\].*\n",
+                  "  reference_runs:\n    - ref-a     # the January run\n    - 'on'\n",
+                  config.read_text())
     config.write_text(text)
     import_predictions(write_predictions(tmp_path / "r.jsonl", answers(30, "ref-b")), "ref-b",
                        ws, role="reference")
