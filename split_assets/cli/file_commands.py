@@ -182,6 +182,8 @@ def export_signals(pool: str, out: Path, config: Path | None) -> int:
     atomic_write_bytes(out, ("\n".join(lines) + ("\n" if lines else "")).encode("utf-8"))
     print(f"wrote {len(lines)} diagnoses of the train pool ({len(doc['videos']['train'])} "
           f"videos, split {doc['split_id']}, {partition.key}) to {out}")
+    for warning in partition.frozen_manifest().get("warnings", []):  # not outcome-driven
+        say(f"warning: {warning}")
     return 0
 
 

@@ -153,6 +153,7 @@ def preflight(inputs: Inputs, partition: Partition, judge: Judge,
         check_before_diagnosis(inputs.video_split, len(inputs.benchmark.videos),
                                inputs.predictions, store.rows(partition.run_id, partition.key))
         check_outputs(partition.paths.signals_db, partition.paths.out_dir)
+        _ = inputs.balanced_runs  # every video_split.balance_runs run is in the harness db
         if diag.context == "full":  # every trace the split's digests will read, as they read
             # it (diagnosed or not: a node its tree lacks is refused now, not after the steps);
             # the same pairs the freeze asks for, kept by the inputs, so it reuses them (the

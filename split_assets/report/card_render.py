@@ -42,15 +42,40 @@ def sections(card: CardData, benchmark: str, figures: list[Figure]) -> list[str]
     m = card.manifest
     fig = {stem: f"![{caption}]({FIGURES}/{stem}.png)\n\n*{caption}*\n" for stem, caption
            in figures}
-    return [f"# Split card: {benchmark}, split {m['split_id']}", "",
+    return [f"# Split card: {benchmark}, split {m['split_id']}", "", *_warnings(m),
             *_summary(card), *_provenance(m, benchmark), "## Pools", "",
             *_pools(m), fig["pool_sizes"], "## Representativeness", "", *_deviation(m),
+            *_balanced(m),
             fig["task_types"], fig["difficulty"], fig["accuracy"], "## Diagnoses", "",
             *_tiers(card), fig["tiers"], *_floors(card), fig["floors"], "## Power", "",
             *_power(m), fig["power"], "## The judge", "", *_judge(card),
             "## The ledger", "", *_ledger(card), fig.get("leaderboard", ""),
             "---", "", "This card carries ids and statistics only, never the benchmark's "
             "question text, so it can be shared where the benchmark's annotation cannot.", ""]
+
+
+def _warnings(m: dict[str, Any]) -> list[str]:
+    """A split that is valid but not outcome-driven says so first (``split/degenerate.py``)."""
+    return [line for w in m.get("warnings", []) for line in (f"> **Warning**: {w}", "")]
+
+
+def _balanced(m: dict[str, Any]) -> list[str]:
+    """The balanced runs: each one's own test deviation, and the leave-one-run-out estimate
+    of a model that was not balanced, beside random pools of the same size."""
+    b = m.get("balance_runs")
+    if not b:
+        return [f"Only the baseline's accuracy is balanced (no `{config_key('balance_runs')}`): "
+                "test is representative for the baseline, for other models no better than "
+                "a random pool.", ""]
+    loro, rnd = b["leave_one_run_out"], b["leave_one_run_out"]["random_pools"]
+    rows = [[r, f"{100 * b['test_deviation'][r]:+.2f}", f"{100 * loro['per_run'][r]:.2f}",
+             f"{100 * rnd['per_run'][r]:.2f}"] for r in b["runs"]]
+    return [f"Balanced runs: {len(b['runs'])}. Left out of the selection one at a time, a run "
+            f"deviates by {100 * loro['mean']:.2f} pp on average (max {100 * loro['max']:.2f})"
+            f" from its full-benchmark accuracy; random pools of {rnd['test_videos']} videos: "
+            f"{100 * rnd['mean']:.2f} pp (max {100 * rnd['max']:.2f}, {rnd['draws']} draws).",
+            "", *_table(["run", "test deviation (pp)", "held out (pp)", "random pools (pp)"],
+                        rows)]
 
 
 def _summary(card: CardData) -> list[str]:
@@ -211,6 +236,9 @@ def _html_line(line: str, out: Path) -> str:
         return f"<li>{_inline(line[2:])}</li>"
     if line == "---":
         return "<hr>"
+    if line.startswith("> "):  # a warning, at the top
+        return ("<p style=\"border-left:4px solid #c60;background:#fff4e5;padding:.4rem "
+                f".7rem\">{_inline(line[2:])}</p>")
     return f"<p>{_inline(line)}</p>" if line.strip() else ""
 
 

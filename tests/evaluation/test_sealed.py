@@ -61,12 +61,73 @@ def test_the_freeze_locks_the_references(evaluated: Path, run_cli,  # noqa: ANN0
     code, out, err = _import(run_cli, evaluated, tmp_path, "ref2", answers(N_VIDEOS, "ref2"),
                              "--role", "reference")
     assert code == 0 and "added ref2 to diag.reference_runs" in out, err
-    edit_config(evaluated, diag={"reference_runs": ["ref"]})  # back to the frozen split
+    # back to the frozen split (the import listed ref2 in both reference lists)
+    edit_config(evaluated, diag={"reference_runs": _references(evaluated)},
+                video_split={"balance_runs": _references(evaluated)})
     assert run_cli("compare", "--config", str(evaluated), "--candidate", "rerun1", "--pool",
                    "test")[0] == 0
     before = _state(ws)
     _refused(_import(run_cli, evaluated, tmp_path, "ref3", answers(N_VIDEOS, "ref3"),
-                     "--role", "reference"), "reference run refused", "looked at")
+                     "--role", "reference"), "reference run refused", "looked at",
+             "--refreeze-after-test-look")
+    assert _state(ws) == before
+
+
+def _references(config: Path) -> list[str]:
+    """The reference runs the evaluated workspace was frozen with."""
+    frozen = json.loads(next(config.parent.glob("splits/*/*/split_manifest.json")).read_text())
+    return frozen["config"]["diag"]["reference_runs"]
+
+
+def test_a_reference_after_a_look_through_the_refreeze_path(evaluated: Path, run_cli,  # noqa: ANN001
+                                                            tmp_path: Path) -> None:
+    """After a look, a new reference is accepted with --refreeze-after-test-look; the next run
+    needs the flag too and freezes a new split whose ledger holds the earlier look."""
+    ws = evaluated.parent
+    assert run_cli("compare", "--config", str(evaluated), "--candidate", "rerun1", "--pool",
+                   "test")[0] == 0
+    code, out, err = _import(run_cli, evaluated, tmp_path, "ref9", answers(N_VIDEOS, "ref9"),
+                             "--role", "reference", "--refreeze-after-test-look")
+    assert code == 0, err
+    assert "the next split-assets run needs --refreeze-after-test-look" in out
+    before = _state(ws)
+    _refused(run_cli("run", "--config", str(evaluated)), "a new split refused",
+             "--refreeze-after-test-look")
+    assert _state(ws) == before
+    code, out, err = run_cli("run", "--config", str(evaluated), "--refreeze-after-test-look")
+    assert code == 0, err
+    new_split = kv(out)["split_id"]
+    assert new_split != _pools_of(ws, exclude=new_split)["split_id"]
+    inherited = [row for row in _ledger(run_cli, evaluated) if row["pool"] == "test"]
+    assert [row["run_id"] for row in inherited] == ["rerun1"]
+    assert inherited[0]["statistic"]["inherited"]["split_id"] != new_split
+
+
+def _pools_of(ws: Path, exclude: str) -> dict:
+    return next(d for d in (json.loads(p.read_text()) for p in ws.glob("splits/*/*/pools.json"))
+                if d["split_id"] != exclude)
+
+
+def test_a_former_candidate_is_refused_as_a_reference(evaluated: Path, run_cli,  # noqa: ANN001
+                                                      tmp_path: Path) -> None:
+    """A candidate's answers never become labels, whatever the flag: by its listing, by a look
+    made with it, or by the same answers under another id."""
+    ws, given = evaluated.parent, answers(N_VIDEOS, "cand", skill=0.05)
+    code, out, err = _import(run_cli, evaluated, tmp_path, "cand", given, "--role", "candidate")
+    assert code == 0 and "ledger: test look at cand" in out, err
+    before = _state(ws)
+    _refused(_import(run_cli, evaluated, tmp_path, "cand", given, "--role", "reference",
+                     "--refreeze-after-test-look", "--replace"),
+             "is a candidate (evaluation.candidates)", "launder", "--role candidate")
+    _refused(_import(run_cli, evaluated, tmp_path, "cand-as-ref", given, "--role",
+                     "reference", "--refreeze-after-test-look"),
+             "its answers are those of 'cand', which was a look at test", "launder")
+    assert _state(ws) == before
+    edit_config(evaluated, evaluation={"candidates": []})
+    before = _state(ws)
+    _refused(_import(run_cli, evaluated, tmp_path, "cand", given, "--role", "reference",
+                     "--refreeze-after-test-look", "--replace"),
+             "run 'cand' was itself a look at test")
     assert _state(ws) == before
 
 
