@@ -51,7 +51,7 @@ def select_by_class(counts: np.ndarray, sizes: np.ndarray, t2: np.ndarray, floor
     x = _lp_start(y.astype(float), ct2.astype(float), cap, mult, n_test)
     if x is None:
         return None
-    x = _round(x, ct2, cap, mult, n_test)
+    x = round_counts(x, ct2, cap, mult, n_test)
     if x is None:
         return None
     _polish(x, y, ct2, cap, mult)
@@ -85,7 +85,7 @@ def _lp_start(y: np.ndarray, ct2: np.ndarray, cap: np.ndarray, mult: np.ndarray,
     return None if res.x is None or res.status != 0 else res.x[:k]
 
 
-def _round(x: np.ndarray, ct2: np.ndarray, cap: np.ndarray, mult: np.ndarray,
+def round_counts(x: np.ndarray, ct2: np.ndarray, cap: np.ndarray, mult: np.ndarray,
            n_test: int) -> np.ndarray | None:
     out = np.minimum(np.floor(x + 1e-9), mult).astype(np.int64)
     used = (out[:, None] * ct2).sum(0)

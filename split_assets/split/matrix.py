@@ -25,13 +25,16 @@ class Matrix:
     floors: np.ndarray
     types: list[str]
     n: int
+    run_columns: tuple[int, ...] = ()  # the balanced runs' columns (``balance_runs``)
 
 
 def build_matrix(problem: SplitProblem, order: list[str]) -> Matrix:
     types, t2, floors = _floor_matrix(problem, order)
     counts, sizes = _count_matrices(problem, order)
+    first = len(problem.categories) + len(problem.balanced)
     return Matrix(order, counts, sizes, _residual_matrix(counts, sizes), t2, floors, types,
-                   problem.selection.n_trainval)
+                  problem.selection.n_trainval,
+                  tuple(range(first, first + len(problem.run_columns))))
 
 
 def _count_matrices(problem: SplitProblem, order: list[str]) -> tuple[np.ndarray, np.ndarray]:

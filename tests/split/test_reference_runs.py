@@ -133,3 +133,15 @@ def test_a_config_without_references_keeps_its_split_id() -> None:
     assert "floor_share" not in identity and "balance_runs" not in identity
     with_refs = VideoSplitConfig(**base, balance_runs=["r"], floor_share=0.8).identity()
     assert with_refs["balance_runs"] == ["r"] and with_refs["floor_share"] == 0.8
+
+
+def test_the_class_selection_balances_the_runs_too() -> None:
+    """At scale the classes are made without the runs' columns (each run would make nearly
+    every video a class of its own); an LP over videos set free balances them after."""
+    problem = _problem(n_videos=600, runs=4, floor_share=0.7, selector="class_lp")
+    selection = select_trainval(problem)
+    deviations = run_deviations(problem, selection.test)
+    assert max(abs(d) for d in deviations.values()) <= 0.005, deviations
+    test = set(selection.test)
+    assert all(sum(q.is_floor_t2 and q.task_type == t and q.video_id not in test
+                   for q in problem.questions) >= k for t, k in problem.floors.items())
