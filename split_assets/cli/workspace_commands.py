@@ -8,6 +8,7 @@ from pathlib import Path
 
 from split_assets.cli.arguments import Subcommands, actions, command, config_arg
 from split_assets.cli.terminal import say
+from split_assets.errors import UserError
 
 DEFAULT_DEMO_DIR = "demo-workspace"
 
@@ -22,6 +23,10 @@ def add_demo(sub: Subcommands) -> None:
     p.add_argument("--shape", choices=("videomme", "longvideobench", "mvbench"),
                    default="videomme", help="the benchmark it is shaped like (default: "
                    "videomme; the others from public aggregates, answer_only judge)")
+    p.add_argument("--references", type=int, default=0, metavar="N",
+                   help="videomme shape: N generated reference runs (a latent-ability "
+                        "population calibrated to public Video-MME runs) balanced in test "
+                        "(video_split.balance_runs); default 0")
 
 
 def add_workspace(sub: Subcommands) -> None:
@@ -43,8 +48,11 @@ def handle_demo(args: argparse.Namespace) -> int:
     from split_assets.demo import build_shaped
 
     directory: Path = args.dir
+    if args.references < 0 or (args.references and args.shape != "videomme"):
+        raise UserError(f"--references {args.references} with --shape {args.shape}",
+                        "--references", "pass 0 or more, with the videomme shape")
     declared_as(args.name, directory / "video_split.yaml")  # a taken name: refused first
-    config, built = build_shaped(directory, args.shape)
+    config, built = build_shaped(directory, args.shape, args.references)
     say(built)
     where, new = declare(args.name, config)
     if new:

@@ -198,14 +198,22 @@ def _planted_by_type(questions: list[Question]) -> tuple[dict[str, int], dict[st
     return t2, t1
 
 
-def build_shaped(directory: Path, shape: str = "videomme") -> tuple[Path, str]:
+def build_shaped(directory: Path, shape: str = "videomme",
+                 references: int = 0) -> tuple[Path, str]:
     """Build the sample workspace shaped like ``shape`` (videomme: :func:`build_workspace`;
-    longvideobench, mvbench: demo/shapes.py); its config and a line saying what it holds."""
+    longvideobench, mvbench: demo/shapes.py); its config and a line saying what it holds.
+    ``references``: generated reference runs balanced in test (demo/references.py)."""
     if shape == "videomme":
         summary = build_workspace(directory)
-        return summary.config_path, (
-            f"sample workspace: {summary.n_videos} videos, {summary.n_questions} questions, "
-            f"baseline accuracy {summary.accuracy:.3f}, {summary.n_infra} INFRA, in {directory}")
+        line = (f"sample workspace: {summary.n_videos} videos, {summary.n_questions} "
+                f"questions, baseline accuracy {summary.accuracy:.3f}, {summary.n_infra} "
+                f"INFRA, in {directory}")
+        if references:
+            from split_assets.demo.references import add_references
+
+            runs = add_references(directory, references)
+            line += f"; {len(runs)} generated reference runs in video_split.balance_runs"
+        return summary.config_path, line
     from split_assets.demo.shapes import build_shaped_workspace
 
     imported = build_shaped_workspace(directory, shape)
