@@ -27,7 +27,8 @@ Targets (exit 1 on a miss): with 6 references the held-out mean <= 0.75 x random
 selection <= 0.5 s at 900 and <= 10 s at 90,000 videos; LORO <= 5 s at 900 and <= 60 s at
 90,000. The last line is one JSON object.
 
-Run: .venv/bin/python -m bench.representativeness [--quick] [--floor-share 0.8] [--seeds 5]
+Run: .venv/bin/python -m bench.representativeness [--quick] [--floor-share 0.7] [--seeds 12]
+(--floor-share: default the one a first import writes, FLOOR_SHARE)
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ from split_assets.demo.population import (
     planted_defects,
     success_probability,
 )
+from split_assets.importing.workspace_setup import FLOOR_SHARE
 from split_assets.judge.base import JudgeCase
 from split_assets.judge.rules import RulesJudge
 from split_assets.settings import RulesJudgeConfig
@@ -226,10 +228,10 @@ def small(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
     return results
 
 
-def large(n_videos: int) -> dict[str, float]:
+def large(n_videos: int, floor_share: float) -> dict[str, float]:
     """Selection and LORO seconds with 6 references at ``n_videos`` videos."""
     bench = Bench(n_videos, 0, 1)
-    problem = bench.problem(N_REFS, bench.tiers(N_REFS), 0.8)
+    problem = bench.problem(N_REFS, bench.tiers(N_REFS), floor_share)
     started = time.perf_counter()
     test = np.array([int(v) for v in select_trainval(problem).test])
     select_s = time.perf_counter() - started
@@ -272,13 +274,13 @@ def misses(results: dict[str, dict[str, Any]], big: dict[str, float] | None,
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="skip 90,000 videos")
-    parser.add_argument("--floor-share", type=float, default=0.8)
-    parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument("--floor-share", type=float, default=FLOOR_SHARE)
+    parser.add_argument("--seeds", type=int, default=12)
     parser.add_argument("--held-out", type=int, default=20)
     parser.add_argument("--draws", type=int, default=500)
     args = parser.parse_args()
     results = small(args)
-    big = None if args.quick else large(90_000)
+    big = None if args.quick else large(90_000, args.floor_share)
     missed = misses(results, big, args.floor_share)
     for line in missed:
         print(f"MISSED: {line}")

@@ -93,8 +93,12 @@ def new_config(benchmark: Benchmark, run_id: str, answers: dict[str, Answer],
 
 
 # the share of each task type's T2 that trainval must hold, written by a first import so that a
-# first run is outcome-driven without hand-tuning (docs/reference/config.md: why this value)
-FLOOR_SHARE = 0.8
+# first run is outcome-driven without hand-tuning. Why 0.7 (bench/representativeness.py, 12
+# seeds): with 6 references held-out models deviate alike at 0.7 and 0.8 (0.913 / 0.908 pp;
+# 0.891 unfloored), but with 1 or 3 the answer-only T2 are most wrong answers, and at 0.8 the
+# floors take so many of them out of test that a reference's own accuracy cannot be balanced
+# (1.22 pp with one); at 0.7 every balanced reference stays within 0.04 pp
+FLOOR_SHARE = 0.7
 _COMMENTS = (
     ("video_split", "floor_share", "trainval holds this share of each task type's T2 "
                                    "(floor_k, when set, wins for the types it names)"),

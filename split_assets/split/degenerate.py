@@ -38,5 +38,5 @@ def degenerate_warnings(problem: SplitProblem, *, answer_only_rules: bool,
     if not any(problem.floors.values()) and problem.selection.floor_share is None:
         out.append(f"no T2 floor applies ({config_key('floor_k')} is empty and no "
                    f"{config_key('floor_share')} is set): trainval is not pulled toward "
-                   f"defects; set {config_key('floor_share')} (e.g. 0.8)")
+                   f"defects; set {config_key('floor_share')} (e.g. 0.7)")
     return out

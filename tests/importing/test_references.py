@@ -54,7 +54,7 @@ def test_baseline_and_references_in_one_command(run_cli, tmp_path: Path) -> None
     doc = yaml.safe_load(text)
     assert doc["diag"]["reference_runs"] == ["llava-7b", "m2"]
     assert doc["video_split"]["balance_runs"] == ["llava-7b", "m2"]
-    assert doc["video_split"]["floor_share"] == 0.8 and doc["video_split"]["floor_k"] == {}
+    assert doc["video_split"]["floor_share"] == 0.7 and doc["video_split"]["floor_k"] == {}
     for key in ("floor_share:", "balance_runs:", "reference_runs:"):  # each with a comment
         assert re.search(rf"^  {key} .+ # \w", text, re.M), key
     # later, before the freeze, --role reference adds to both lists

@@ -84,7 +84,7 @@ def test_a_split_that_is_not_outcome_driven_says_why() -> None:
     no_floor = degenerate_warnings(_problem(), answer_only_rules=False, references=0)
     assert no_floor == ["no T2 floor applies (video_split.floor_k is empty and no "
                         "video_split.floor_share is set): trainval is not pulled toward "
-                        "defects; set video_split.floor_share (e.g. 0.8)"]
+                        "defects; set video_split.floor_share (e.g. 0.7)"]
     assert degenerate_warnings(_problem(floor_share=0.8), answer_only_rules=True,
                                references=2) == []
 
