@@ -8,14 +8,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from pathlib import Path
 
 from conftest import edit_config, kv
 from helpers.evaluated import N_VIDEOS
 from helpers.official_layout import answers, write_predictions
-
-ERROR_LINE = re.compile(r"^error: .+ \(.+\): .+$")
+from helpers.refusals import refused
 
 
 def _state(ws: Path) -> dict[str, str]:
@@ -23,14 +21,6 @@ def _state(ws: Path) -> dict[str, str]:
     files = [ws / "harness.db", ws / "video_split.yaml", ws / "signals.db",
              *sorted(ws.glob("splits/*/*/*.json"))]
     return {str(p): hashlib.sha256(p.read_bytes()).hexdigest() for p in files if p.is_file()}
-
-
-def _refused(result: tuple[int, str, str], *words: str) -> None:
-    code, out, err = result
-    assert code == 2 and out == "", err
-    assert len(err.strip().splitlines()) == 1 and ERROR_LINE.match(err.strip()), err
-    for word in words:
-        assert word in err, err
 
 
 def _import(run_cli, config: Path, tmp_path: Path, run: str, given: dict[str, str],  # noqa: ANN001
@@ -54,7 +44,7 @@ def test_the_freeze_locks_the_references(evaluated: Path, run_cli,  # noqa: ANN0
                                          tmp_path: Path) -> None:
     ws, given = evaluated.parent, answers(N_VIDEOS, "cand", skill=0.05)
     before = _state(ws)
-    _refused(_import(run_cli, evaluated, tmp_path, "cand", given), "--role",
+    refused(_import(run_cli, evaluated, tmp_path, "cand", given), "--role",
              "is frozen", "candidate", "control", "reference")
     assert _state(ws) == before
     # before any look at test, another model's run may still be added (a new split follows)
@@ -67,7 +57,7 @@ def test_the_freeze_locks_the_references(evaluated: Path, run_cli,  # noqa: ANN0
     assert run_cli("compare", "--config", str(evaluated), "--candidate", "rerun1", "--pool",
                    "test")[0] == 0
     before = _state(ws)
-    _refused(_import(run_cli, evaluated, tmp_path, "ref3", answers(N_VIDEOS, "ref3"),
+    refused(_import(run_cli, evaluated, tmp_path, "ref3", answers(N_VIDEOS, "ref3"),
                      "--role", "reference"), "reference run refused", "looked at",
              "--refreeze-after-test-look")
     assert _state(ws) == before
@@ -91,7 +81,7 @@ def test_a_reference_after_a_look_through_the_refreeze_path(evaluated: Path, run
     assert code == 0, err
     assert "the next split-assets run needs --refreeze-after-test-look" in out
     before = _state(ws)
-    _refused(run_cli("run", "--config", str(evaluated)), "a new split refused",
+    refused(run_cli("run", "--config", str(evaluated)), "a new split refused",
              "--refreeze-after-test-look")
     assert _state(ws) == before
     code, out, err = run_cli("run", "--config", str(evaluated), "--refreeze-after-test-look")
@@ -116,16 +106,16 @@ def test_a_former_candidate_is_refused_as_a_reference(evaluated: Path, run_cli, 
     code, out, err = _import(run_cli, evaluated, tmp_path, "cand", given, "--role", "candidate")
     assert code == 0 and "ledger: test look at cand" in out, err
     before = _state(ws)
-    _refused(_import(run_cli, evaluated, tmp_path, "cand", given, "--role", "reference",
+    refused(_import(run_cli, evaluated, tmp_path, "cand", given, "--role", "reference",
                      "--refreeze-after-test-look", "--replace"),
              "is a candidate (evaluation.candidates)", "launder", "--role candidate")
-    _refused(_import(run_cli, evaluated, tmp_path, "cand-as-ref", given, "--role",
+    refused(_import(run_cli, evaluated, tmp_path, "cand-as-ref", given, "--role",
                      "reference", "--refreeze-after-test-look"),
              "its answers are those of 'cand', which was a look at test", "launder")
     assert _state(ws) == before
     edit_config(evaluated, evaluation={"candidates": []})
     before = _state(ws)
-    _refused(_import(run_cli, evaluated, tmp_path, "cand", given, "--role", "reference",
+    refused(_import(run_cli, evaluated, tmp_path, "cand", given, "--role", "reference",
                      "--refreeze-after-test-look", "--replace"),
              "run 'cand' was itself a look at test")
     assert _state(ws) == before
@@ -146,7 +136,7 @@ def test_a_full_benchmark_candidate_import_is_a_test_look_within_the_budget(
                              "--pool", "test")
     assert code == 0 and "(a repeat" in err and "test look 1 of budget 1" in out
     before = _state(evaluated.parent)
-    _refused(_import(run_cli, evaluated, tmp_path, "cand2",
+    refused(_import(run_cli, evaluated, tmp_path, "cand2",
                      answers(N_VIDEOS, "cand2", skill=0.05), "--role", "candidate"),
              "import refused", "evaluation.test_looks_max 1 are spent", "--spend-test-look",
              "export lmms-eval --pool validation")
@@ -181,7 +171,7 @@ def test_seed_shopping_after_a_test_look(evaluated: Path, run_cli) -> None:  # n
     old_split = first[0]["split_id"]
     edit_config(evaluated, video_split={"seed": 8})
     before = _state(evaluated.parent)
-    _refused(run_cli("run", "--config", str(evaluated)), "a new split", old_split,
+    refused(run_cli("run", "--config", str(evaluated)), "a new split", old_split,
              "--refreeze-after-test-look")
     assert _state(evaluated.parent) == before
     code, out, err = run_cli("run", "--config", str(evaluated), "--refreeze-after-test-look")
@@ -206,7 +196,7 @@ def test_seed_shopping_after_a_test_look(evaluated: Path, run_cli) -> None:  # n
     assert [(r["split_id"], r["run_id"]) for r in rows] == [(new_split, "rerun1")]
     # the inherited look shares the new split's budget: a budget of 1 is spent already
     edit_config(evaluated, evaluation={"test_looks_max": 1})
-    _refused(run_cli("compare", "--config", str(evaluated), "--candidate", "rerun2",
+    refused(run_cli("compare", "--config", str(evaluated), "--candidate", "rerun2",
                      "--pool", "test"), "are spent")
     # two frozen splits now: a candidate import is one look (on the config's split), shown
     # once by `ledger`, and the old split inherits it when its budget is next consulted
@@ -229,11 +219,11 @@ def test_seed_shopping_after_a_test_look(evaluated: Path, run_cli) -> None:  # n
 def test_small_holes_of_the_loop(evaluated: Path, run_cli) -> None:  # noqa: ANN001
     edit_config(evaluated, evaluation={"control_run": "rerun2"})
     before = _state(evaluated.parent)
-    _refused(run_cli("feedback", "--config", str(evaluated), "--candidate", "base"),
+    refused(run_cli("feedback", "--config", str(evaluated), "--candidate", "base"),
              "the candidate run is the baseline itself")
-    _refused(run_cli("feedback", "--config", str(evaluated), "--candidate", "rerun2"),
+    refused(run_cli("feedback", "--config", str(evaluated), "--candidate", "rerun2"),
              "the candidate run is the control itself")
-    _refused(run_cli("compare", "--config", str(evaluated), "--candidate", "rerun1",
+    refused(run_cli("compare", "--config", str(evaluated), "--candidate", "rerun1",
                      "--spend-test-look"), "--spend-test-look without --pool test")
     assert _state(evaluated.parent) == before
     # one repeat rule, printed and stored alike: validation answers compare showed before
@@ -323,9 +313,9 @@ def test_export_lmms_eval_pools_and_test_as_a_look(evaluated: Path, run_cli) -> 
     variant = f"videomme_w_subtitle_{doc['split_id']}_validation"
     assert "- task: videomme_w_subtitle\n" in (evaluated.parent / "sub" / variant /
                                               f"{variant}.yaml").read_text()
-    _refused(run_cli("export", "lmms-eval", "--pool", "validation", "--spend-test-look",
+    refused(run_cli("export", "lmms-eval", "--pool", "validation", "--spend-test-look",
                      "--config", str(evaluated)), "--spend-test-look with --pool validation")
-    _refused(run_cli("export", "lmms-eval", "--pool", "validation", "--task", "mlvu_dev",
+    refused(run_cli("export", "lmms-eval", "--pool", "validation", "--task", "mlvu_dev",
                      "--config", str(evaluated)), "--task mlvu_dev", "videomme_w_subtitle")
 
     code, out, err = run_cli("export", "lmms-eval", "--pool", "test", "--config",
@@ -333,7 +323,7 @@ def test_export_lmms_eval_pools_and_test_as_a_look(evaluated: Path, run_cli) -> 
     assert code == 0 and "ledger: test look (the test pool exported" in out, err
     assert [(r["pool"], r["source"]) for r in _ledger(run_cli, evaluated)] == [
         ("test", "export")]
-    _refused(run_cli("compare", "--config", str(evaluated), "--candidate", "rerun1", "--pool",
+    refused(run_cli("compare", "--config", str(evaluated), "--candidate", "rerun1", "--pool",
                      "test"), "are spent")
     # the same task again shows nothing new: a repeat, within the budget
     code, out, err = run_cli("export", "lmms-eval", "--pool", "test", "--config",
@@ -342,7 +332,7 @@ def test_export_lmms_eval_pools_and_test_as_a_look(evaluated: Path, run_cli) -> 
     edit_config(evaluated, evaluation={"test_looks_max": 1}, video_split={"seed": 8})
     code, out, err = run_cli("run", "--config", str(evaluated), "--refreeze-after-test-look")
     assert code == 0, err  # a new split, whose test the export had partly shown: spent
-    _refused(run_cli("export", "lmms-eval", "--pool", "test", "--config", str(evaluated),
+    refused(run_cli("export", "lmms-eval", "--pool", "test", "--config", str(evaluated),
                      "--out", str(evaluated.parent / "t3")), "exporting test refused",
              "--spend-test-look")
     assert not (evaluated.parent / "t3").exists()
@@ -370,17 +360,17 @@ def test_escape_routes_are_closed(evaluated: Path, run_cli, tmp_path: Path) -> N
     code, out, err = _import(run_cli, evaluated, tmp_path, "ctl", answers(N_VIDEOS, "ctl"),
                              "--role", "control")
     assert code == 0 and "ledger: test look at ctl" in out, err
-    _refused(_import(run_cli, evaluated, tmp_path, "r2", answers(N_VIDEOS, "r2"), "--role",
+    refused(_import(run_cli, evaluated, tmp_path, "r2", answers(N_VIDEOS, "r2"), "--role",
                      "reference"), "reference run refused")
-    _refused(_import(run_cli, evaluated, tmp_path, "r2", answers(N_VIDEOS, "r2"), "--role",
+    refused(_import(run_cli, evaluated, tmp_path, "r2", answers(N_VIDEOS, "r2"), "--role",
                      "reference", "--spend-test-look"), "--spend-test-look with --role reference")
     before = _state(ws)
-    _refused(run_cli("import", "predictions", "--jsonl", str(write_predictions(
+    refused(run_cli("import", "predictions", "--jsonl", str(write_predictions(
         tmp_path / "b.jsonl", answers(N_VIDEOS, "other"))), "--run-id", "base", "--workspace",
         str(ws), "--replace"), "replacing the baseline 'base' refused")
     assert _state(ws) == before
     (ws / "splits").rename(ws / "moved")  # the folder gone: the store still knows the split
-    _refused(_import(run_cli, evaluated, tmp_path, "c", answers(N_VIDEOS, "c")), "--role")
+    refused(_import(run_cli, evaluated, tmp_path, "c", answers(N_VIDEOS, "c")), "--role")
     code, out, err = _import(run_cli, evaluated, tmp_path, "c", answers(N_VIDEOS, "c"),
                              "--role", "candidate")
     assert code == 0 and "ledger: test look at c" in out, err
@@ -388,7 +378,7 @@ def test_escape_routes_are_closed(evaluated: Path, run_cli, tmp_path: Path) -> N
     # another judge (a second reference) after a look: refused before any diagnosis is paid
     edit_config(evaluated, diag={"reference_runs": ["ref", "rerun2"]})
     before = _state(ws)
-    _refused(run_cli("run", "--config", str(evaluated)), "a new split refused",
+    refused(run_cli("run", "--config", str(evaluated)), "a new split refused",
              "--refreeze-after-test-look")
     assert _state(ws) == before
     # feedback says whether the Ladder saw new answers, beside the ledger's repeat

@@ -14,18 +14,9 @@ from pathlib import Path
 import yaml
 from conftest import kv
 from helpers.official_layout import write_results
+from helpers.refusals import refused
 
 from split_assets.importing.references import derived_id
-
-ERROR_LINE = re.compile(r"^error: .+ \(.+\): .+$")
-
-
-def _refused(result: tuple[int, str, str], *words: str) -> None:
-    code, out, err = result
-    assert code == 2 and out == "", err
-    assert len(err.strip().splitlines()) == 1 and ERROR_LINE.match(err.strip()), err
-    for word in words:
-        assert word in err, err
 
 
 def _files(tmp_path: Path, *runs: str, n_videos: int = 30) -> list[str]:
@@ -71,21 +62,21 @@ def test_a_bad_reference_leaves_nothing(run_cli, tmp_path: Path) -> None:  # noq
     base, m1 = _files(tmp_path, "base", "m1")
     other = str(write_results(tmp_path / "other.json", 32, "other"))
     ws = tmp_path / "ws"
-    _refused(run_cli("import", "videomme", "--results", base, "--run-id", "base",
+    refused(run_cli("import", "videomme", "--results", base, "--run-id", "base",
                      "--workspace", str(ws), "--reference", m1, "--reference", other),
              "not in the workspace's benchmark")
     assert not ws.exists()  # the baseline and the first reference were undone with it
-    _refused(run_cli("import", "videomme", "--results", base, "--run-id", "base",
+    refused(run_cli("import", "videomme", "--results", base, "--run-id", "base",
                      "--workspace", str(ws), "--reference", m1, "--reference-id", "a",
                      "--reference-id", "b"), "--reference-id is given 2 times for 1")
-    _refused(run_cli("import", "videomme", "--results", base, "--run-id", "base",
+    refused(run_cli("import", "videomme", "--results", base, "--run-id", "base",
                      "--workspace", str(ws), "--reference", m1, "--reference-id", "base"),
              "'base' is taken")
     assert not ws.exists()
     assert run_cli("import", "videomme", "--results", base, "--run-id", "base",
                    "--workspace", str(ws))[0] == 0
     before = _state(ws)
-    _refused(run_cli("import", "videomme", "--results", m1, "--run-id", "m1", "--workspace",
+    refused(run_cli("import", "videomme", "--results", m1, "--run-id", "m1", "--workspace",
                      str(ws), "--reference", other), "not in the workspace's benchmark")
     assert _state(ws) == before  # an existing workspace gets its files back
 
