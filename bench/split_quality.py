@@ -87,7 +87,10 @@ def floors_of(data: dict[str, np.ndarray]) -> dict[str, int]:
     return {str(t): int(FLOOR_SHARE * c) for t, c in zip(data["types"], per_type, strict=True)}
 
 
-def run_ours(n_videos: int) -> dict:
+def run_ours(n_videos: int, refs: int = 0) -> dict:
+    """Our selection; ``refs``: that many reference runs (the latent-ability population of
+    split_assets/demo/population.py, conditioned on the baseline) balanced in test."""
+    from split_assets.demo.population import generate_population
     from split_assets.split.problem import (
         SelectionSettings,
         SplitProblem,
@@ -98,15 +101,22 @@ def run_ours(n_videos: int) -> dict:
 
     data = benchmark(n_videos)
     types, durations = data["types"], data["durations"]
-    questions = [SplitQuestion(f"{v:06d}-{i % 3}", f"{v:06d}", str(types[t]),
-                               str(durations[d]), bool(c), None if c else ("T2" if x else "T1"))
+    qids = [f"{v:06d}-{i % 3}" for i, v in enumerate(data["video"])]
+    runs = np.zeros((0, len(qids)), dtype=bool)
+    if refs:
+        runs = generate_population(qids, [q[:6] for q in qids], refs, 3,
+                                   baseline_correct=data["correct"]).correct
+    questions = [SplitQuestion(qids[i], f"{v:06d}", str(types[t]),
+                               str(durations[d]), bool(c), None if c else ("T2" if x else "T1"),
+                               runs=tuple(bool(r) for r in runs[:, i]))
                  for i, (v, t, d, c, x) in enumerate(zip(data["video"], data["task"],
                                                          data["duration"], data["correct"],
                                                          data["t2"], strict=True))]
     problem = SplitProblem(tuple(questions),
                            selection=SelectionSettings(n_trainval=2 * n_videos // 3,
                                                        epsilon=0.02, floor_k=floors_of(data),
-                                                       seed=3),
+                                                       seed=3, balance_runs=tuple(
+                                                           f"ref-{k}" for k in range(refs))),
                            validation=ValidationSettings(val_ratio=0.2))
     started = time.perf_counter()
     selection = select_trainval(problem)
@@ -115,7 +125,11 @@ def run_ours(n_videos: int) -> dict:
     trainval = np.isin(data["video"], np.array([int(v) for v in selection.trainval]))
     met = all(int((trainval & data["t2"] & (data["task"] == i)).sum()) >= k
               for i, k in enumerate(floors_of(data).values()))
-    return {**deviations(data, test), "seconds": round(seconds, 3), "floors_met": met}
+    in_test = ~trainval
+    refs_pp = (float(100 * np.abs(runs[:, in_test].mean(1) - runs.mean(1)).max())
+               if refs else 0.0)
+    return {**deviations(data, test), "seconds": round(seconds, 3), "floors_met": met,
+            "refs_pp": round(refs_pp, 4)}
 
 
 def run_sklearn(n_videos: int) -> dict:
@@ -135,7 +149,8 @@ def run_sklearn(n_videos: int) -> dict:
 
 
 def child(method: str, n_videos: int) -> None:
-    result = (run_ours if method == "ours" else run_sklearn)(n_videos)
+    result = (run_sklearn(n_videos) if method == "sklearn"
+              else run_ours(n_videos, 6 if method == "ours6" else 0))
     result["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
     print(json.dumps(result))
 
@@ -164,7 +179,14 @@ def main() -> None:
               f"task {ours['task_pp'] / max(sk['task_pp'], 1e-9):.3f}, difficulty "
               f"{ours['difficulty_pp'] / max(sk['difficulty_pp'], 1e-9):.3f}, accuracy "
               f"{ours['accuracy_pp'] / max(sk['accuracy_pp'], 1e-9):.3f}")
+        six = measure("ours6", n_videos)  # issue 45: with 6 balanced reference runs
+        print(f"{n_videos:>6} videos ours, 6 references: largest reference |deviation| "
+              f"{six['refs_pp']:.4f} pp, accuracy {six['accuracy_pp']:.4f} pp, floors met "
+              f"{six['floors_met']}, {six['seconds']:.3f} s (ours without: "
+              f"{ours['seconds']:.3f} s), peak RSS {six['peak_rss_mb']:.0f} MB")
         runs.append({"n_videos": n_videos,
+                     "ours_6_references": {k: six[k] for k in ("refs_pp", "accuracy_pp",
+                                                               "seconds", "peak_rss_mb")},
                      "ours": {k: ours[k] for k in ("task_pp", "difficulty_pp", "accuracy_pp",
                                                     "seconds", "peak_rss_mb")},
                      "sklearn": {k: sk[k] for k in ("task_pp", "difficulty_pp", "accuracy_pp",

@@ -202,14 +202,14 @@ def build_shaped(directory: Path, shape: str = "videomme",
                  references: int = 0) -> tuple[Path, str]:
     """Build the sample workspace shaped like ``shape`` (videomme: :func:`build_workspace`;
     longvideobench, mvbench: demo/shapes.py); its config and a line saying what it holds.
-    ``references``: generated reference runs balanced in test (demo/references.py)."""
+    ``references``: generated reference runs balanced in test (demo/generated_references.py)."""
     if shape == "videomme":
         summary = build_workspace(directory)
         line = (f"sample workspace: {summary.n_videos} videos, {summary.n_questions} "
                 f"questions, baseline accuracy {summary.accuracy:.3f}, {summary.n_infra} "
                 f"INFRA, in {directory}")
         if references:
-            from split_assets.demo.references import add_references
+            from split_assets.demo.generated_references import add_references
 
             runs = add_references(directory, references)
             line += f"; {len(runs)} generated reference runs in video_split.balance_runs"

@@ -27,7 +27,7 @@ GENERATED_PATHS: tuple[str, ...] = (
     "store",
     "harness.db",
     "planted_labels.json",
-    "population_truth.json",  # demo --references (demo/references.py)
+    "population_truth.json",  # demo --references (demo/generated_references.py)
     CONFIG_FILE,
 )
 

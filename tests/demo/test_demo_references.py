@@ -12,7 +12,7 @@ import yaml
 from conftest import kv
 
 from split_assets.demo import build_workspace
-from split_assets.demo.references import TRUTH_FILE, add_references
+from split_assets.demo.generated_references import TRUTH_FILE, add_references
 
 
 def test_balanced_references_stay_representative_on_the_demo(tmp_path: Path,  # noqa: ANN001
