@@ -99,6 +99,10 @@ class SplitProblem:
             extra += [Category(name, v) for v in sorted(counts)
                       if counts[v] >= self.selection.report_floor]
         object.__setattr__(self, "balanced", extra)
+        width = len(self.selection.balance_runs)
+        if any(len(q.runs) != width for q in self.questions):
+            raise ValueError(f"every question needs one outcome per balanced run ({width}: "
+                             f"{', '.join(self.selection.balance_runs) or 'none'})")
         runs = []  # a balanced run's correct answers; its answered ones when it is partial
         for i, run in enumerate(self.selection.balance_runs):
             runs.append(Category("run_correct", run))
