@@ -116,7 +116,16 @@ def frozen_summary(doc: dict[str, Any]) -> str:
                      f"{100 * doc['baseline_accuracy'][name]:.1f} % | "
                      f"{'-' if mde is None else f'{100 * mde:.1f} pp'} |")
     met = sum(f["trainval_t2"] >= f["floor"] for f in doc["floors"].values())
+    head = [f"**Warning**: {w}" for w in doc.get("warnings", [])]
+    balance = doc.get("balance_runs")
+    if balance:  # representative for models not yet run: the leave-one-run-out estimate
+        loro = balance["leave_one_run_out"]
+        lines += ["", f"Balanced runs: {len(balance['runs'])}; a run left out of the selection "
+                      f"deviates by {100 * loro['mean']:.2f} pp on average (max "
+                      f"{100 * loro['max']:.2f}), random pools by "
+                      f"{100 * loro['random_pools']['mean']:.2f} pp."]
     return "\n".join([
+        *(line for w in head for line in (w, "")),
         f"**Split {doc['split_id']}**, largest test deviation "
         f"{100 * big['deviation']:+.2f} pp ({big['dimension']} {big['category']}); "
         f"T2 floors met: {met} of {len(doc['floors'])}.", "", *lines])
