@@ -48,7 +48,7 @@ def import_gate(workspace: Path, spend: bool = False, refreeze: bool = False) ->
         evaluation = loaded.config.evaluation
         laundering = (laundering_reason(run_id, answers, benchmark, vs.infra_stop_reasons,
                                         looked, evaluation.candidates, evaluation.control_run)
-                      if role == "reference" and looked else None)
+                      if role == "reference" else None)
         refusals(run_id, role, spend, vs.baseline_run_id, frozen, looked, refreeze, laundering)
         if role == "reference" and looked:
             return [f"reference {run_id} added after a test look: the next split-assets run "

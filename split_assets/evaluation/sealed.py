@@ -110,14 +110,13 @@ def refusals(run_id: str, role: str | None, spend: bool, baseline_run: str,
     if refreeze and role != "reference":
         raise UserError(f"{REFREEZE} with --role {role}: only a reference run re-freezes the "
                         "split", REFREEZE, "drop the flag; nothing was imported")
+    if role == "reference" and laundering is not None:
+        raise UserError(f"a reference run refused: {laundering}, and a reference made of it "
+                        "would launder a candidate's answers into the labels (T1/T2)",
+                        "--role reference", "import it as --role candidate or control; a "
+                        "reference must be a run no look was made with; nothing was imported")
     if role == "reference" and looked:
         looked_at = ", ".join(sorted({x.split_id for x in looked}))
-        if laundering is not None:
-            raise UserError(f"a reference run refused: {laundering}, and a reference made of "
-                            "it would launder a candidate's answers into the labels (T1/T2)",
-                            "--role reference", "import it as --role candidate or control; "
-                            "a reference must be a run no look was made with; nothing was "
-                            "imported")
         if not refreeze:
             raise UserError(f"a reference run refused: a test pool of this baseline (split "
                             f"{looked_at}) was looked at, and a new reference would relabel "
@@ -139,6 +138,8 @@ def laundering_reason(run_id: str, answers: dict[str, Answer], benchmark: Benchm
         return f"run {run_id!r} is the control run ({config_key('control_run')})"
     if any(x.run_id == run_id for x in looked):
         return f"run {run_id!r} was itself a look at test"
+    if not looked:
+        return None
     outcomes = scored(run_id, answers, benchmark, infra).answered()
     for x in looked:
         ids = [q for q in sorted(x.question_ids) if q in outcomes]

@@ -37,10 +37,11 @@ def _rounding_bound(g: np.ndarray, total: int) -> float:
 
 def minimax_pool(counts: np.ndarray, sizes: np.ndarray, n_test: int, upper: float,
                  caps: tuple[np.ndarray, np.ndarray] | None = None,
-                 node_limit: int | None = None) -> Optimum:
+                 node_limit: int | None = None, max_totals: int | None = None) -> Optimum:
     """The best test pool of ``n_test`` rows (videos) of ``counts`` (videos x categories)
     and ``sizes``, strictly better than ``upper`` if one exists; ``caps`` (matrix, limits):
-    the test pool's sums may not exceed them (the floors, seen from the test side)."""
+    the test pool's sums may not exceed them (the floors, seen from the test side);
+    ``max_totals``: try at most that many question counts (the most promising first)."""
     from scipy.optimize import Bounds, LinearConstraint, milp
 
     k, c = counts.shape
@@ -48,8 +49,11 @@ def minimax_pool(counts: np.ndarray, sizes: np.ndarray, n_test: int, upper: floa
     ordered = np.sort(sizes)
     qs = range(int(ordered[:n_test].sum()), int(ordered[-n_test:].sum()) + 1)
     best, proven = None, True
-    for total in sorted(qs, key=lambda q: (_rounding_bound(g, q), q)):
+    for tried, total in enumerate(sorted(qs, key=lambda q: (_rounding_bound(g, q), q))):
         bound = _rounding_bound(g, total)
+        if max_totals is not None and tried >= max_totals:
+            proven = False
+            break
         cap = best.deviation if best is not None else upper
         if bound >= cap - 1e-12:
             break

@@ -36,6 +36,7 @@ from split_assets.split.large import select_by_class
 from split_assets.split.matrix import Matrix, build_matrix
 from split_assets.split.problem import SplitProblem
 from split_assets.split.sizes import require_test_pool
+from split_assets.split.swap_math import floors_kept, swap_deltas
 
 # Above this many candidate pairs the swap search looks at the most promising videos only.
 _MAX_PAIRS = 4_000_000
@@ -44,6 +45,7 @@ _MAX_MINIMAX_CELLS = 8_000_000
 # Above this many videos the selection works on classes of interchangeable videos (large.py).
 LARGE_VIDEOS = 5_000
 _POLISH_NODES = 20_000  # branch-and-bound nodes per question count: a count, never a clock
+_POLISH_NODES_NEW, _POLISH_TOTALS_NEW = 4_000, 8  # with floor_share or balance_runs
 
 
 @dataclass(frozen=True)
@@ -53,21 +55,6 @@ class Selection:
     trainval: tuple[str, ...]
     test: tuple[str, ...]
     swaps: int
-
-
-def _pairs(ys: np.ndarray, yt: np.ndarray, r: np.ndarray) -> np.ndarray:
-    """Change of the squared residual for every swap (v leaves trainval, u joins it)."""
-    a = 2 * (ys @ r) + np.einsum("ij,ij->i", ys, ys)
-    b = -2 * (yt @ r) + np.einsum("ij,ij->i", yt, yt)
-    return a[:, None] + b[None, :] - 2 * (ys @ yt.T)
-
-
-def _allowed(t2s: np.ndarray, t2t: np.ndarray, slack: np.ndarray) -> np.ndarray:
-    """Swaps that keep every floor met."""
-    ok = np.ones((len(t2s), len(t2t)), dtype=bool)
-    for f in range(t2s.shape[1]):
-        ok &= (t2t[None, :, f] - t2s[:, None, f]) >= -slack[f]
-    return ok
 
 
 def _candidates(scores: np.ndarray) -> np.ndarray:
@@ -95,7 +82,7 @@ def select_trainval(problem: SplitProblem, max_iterations: int | None = None) ->
     swaps = 0
     if in_trainval is not None:
         swaps = _local_search(m, in_trainval, ("l2", "minimax"), max_iterations)
-        in_trainval = _polish(m, in_trainval)
+        in_trainval = _polish(m, in_trainval, _polish_budget(problem))
         if not epsilon_violations(problem, m, in_trainval):
             return _selection(order, in_trainval, swaps)
     # The heuristic missed: ask an exact MILP whether floors and epsilon can hold together.
@@ -128,7 +115,19 @@ def _largest_deviation(m: Matrix, test: np.ndarray) -> float:
     return float(np.abs(m.counts[test].sum(0) / m.sizes[test].sum() - g).max())
 
 
-def _polish(m: Matrix, in_trainval: np.ndarray) -> np.ndarray:
+def _polish_budget(problem: SplitProblem) -> tuple[int, int | None]:
+    """(nodes, question counts) of the polish: as before for a config of an earlier release
+    (its bytes never move); for one with ``floor_share`` or ``balance_runs`` (issue 45), fewer:
+    floors from the diagnoses of every task type make each count's MILP run to its node
+    limit (LongVideoBench's shape: 188 counts, 72 s, for the same deviation)."""
+    s = problem.selection
+    if s.floor_share is None and not s.balance_runs:
+        return _POLISH_NODES, None
+    return _POLISH_NODES_NEW, _POLISH_TOTALS_NEW
+
+
+def _polish(m: Matrix, in_trainval: np.ndarray,
+            budget: tuple[int, int | None] = (20_000, None)) -> np.ndarray:
     """When videos differ in size, the swap search keeps near its first test pool's question
     count, where rounding alone may bound it away from the best deviation: an exact MILP
     over every question count (optimum.py) replaces its pool when one is strictly better,
@@ -141,7 +140,8 @@ def _polish(m: Matrix, in_trainval: np.ndarray) -> np.ndarray:
     caps = (m.t2.astype(float), (m.t2.sum(0) - m.floors).astype(float)) if len(m.floors) \
         else None
     found = minimax_pool(m.counts.astype(float), m.sizes.astype(float),
-                         int((~in_trainval).sum()), current, caps, node_limit=_POLISH_NODES)
+                         int((~in_trainval).sum()), current, caps, node_limit=budget[0],
+                         max_totals=budget[1])
     if found.test is None or _largest_deviation(m, found.test) >= current - 1e-12:
         return in_trainval
     return ~found.test
@@ -208,8 +208,8 @@ def _best_l2_swap(m: Matrix, s_idx: np.ndarray, t_idx: np.ndarray, r: np.ndarray
         ys_all, yt_all = y[s_idx], y[t_idx]
         s_idx = s_idx[_candidates(2 * (ys_all @ r) + (ys_all * ys_all).sum(1))]
         t_idx = t_idx[_candidates(-2 * (yt_all @ r) + (yt_all * yt_all).sum(1))]
-    delta = _pairs(y[s_idx], y[t_idx], r)
-    delta[~_allowed(t2[s_idx], t2[t_idx], slack)] = _BIG
+    delta = swap_deltas(y[s_idx], y[t_idx], r)
+    delta[~floors_kept(t2[s_idx], t2[t_idx], slack)] = _BIG
     k = int(np.argmin(delta))
     if delta.flat[k] >= 0:
         return None
@@ -227,7 +227,7 @@ def _best_minimax_swap(m: Matrix, s_idx: np.ndarray, t_idx: np.ndarray, r: np.nd
     new_r = r[None, None, :] + y[s_idx][:, None, :] - y[t_idx][None, :, :]
     worst = np.abs(new_r).max(2)
     sq = (new_r * new_r).sum(2)
-    allowed = _allowed(t2[s_idx], t2[t_idx], slack)
+    allowed = floors_kept(t2[s_idx], t2[t_idx], slack)
     worst[~allowed] = _BIG
     best_worst = worst.min()
     cur_worst, cur_sq = int(np.abs(r).max()), int((r * r).sum())
