@@ -6,13 +6,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from split_assets.evaluation.laundering import laundering_reason
 from split_assets.evaluation.sealed import (
     LOOKING_ROLES,
     REFREEZE,
     Gate,
     baseline_digest,
     frozen_splits,
-    laundering_reason,
     record_import_look,
     refusals,
     scored,
@@ -47,7 +47,8 @@ def import_gate(workspace: Path, spend: bool = False, refreeze: bool = False) ->
             return []
         evaluation = loaded.config.evaluation
         laundering = (laundering_reason(run_id, answers, benchmark, vs.infra_stop_reasons,
-                                        looked, evaluation.candidates, evaluation.control_run)
+                                        looked, evaluation.candidates, evaluation.control_run,
+                                        loaded.paths.harness_db)
                       if role == "reference" else None)
         refusals(run_id, role, spend, vs.baseline_run_id, frozen, looked, refreeze, laundering)
         if role == "reference" and looked:

@@ -133,6 +133,12 @@ def handle_import(args: argparse.Namespace) -> int:
     if args.reference_id and not args.reference:
         raise UserError("--reference-id without --reference", "--reference-id",
                         "pass each reference's file with --reference FILE")
+    if args.reference and (args.role in ("candidate", "control") or args.replace):
+        flag = "--replace" if args.replace else f"--role {args.role}"
+        raise UserError(f"--reference with {flag}: references are imported beside the "
+                        "baseline or another reference, as one unit", "--reference",
+                        "import the references in a command of their own (--role reference)"
+                        "; nothing was imported")
     refs = reference_plan(args.kind, args.reference, args.reference_id, args.run_id,
                           args.workspace) if args.reference else []
     gate = import_gate(args.workspace, args.spend_test_look, args.refreeze_after_test_look)

@@ -15,8 +15,6 @@ is written.
 from __future__ import annotations
 
 import json
-import sqlite3
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,14 +23,13 @@ from typing import TYPE_CHECKING, Any
 from split_assets.config_keys import config_key
 from split_assets.errors import UserError
 from split_assets.evaluation.exposure import TestPool, pool_of, record_test_look
+from split_assets.evaluation.laundering import answers_db
 from split_assets.evaluation.reuse import one_sided_p
 from split_assets.importing.workspace_setup import Answer
 from split_assets.lib.canonical import digest_of, sha256_hex
 from split_assets.sources.benchmark import Benchmark
 from split_assets.sources.harness_db import (
     canonical_predictions,
-    create_tables,
-    insert_predictions,
     predictions_digest,
     run_ids,
 )
@@ -127,27 +124,6 @@ def refusals(run_id: str, role: str | None, spend: bool, baseline_run: str,
                             "import it as --role candidate or control; nothing was imported")
 
 
-def laundering_reason(run_id: str, answers: dict[str, Answer], benchmark: Benchmark,
-                      infra: list[str], looked: list[Any], candidates: list[str],
-                      control: str | None) -> str | None:
-    """Why run ``run_id`` may never become a reference: it is listed as a candidate or the
-    control run, or it (or the same answers under another id) was looked at on test."""
-    if run_id in candidates:
-        return f"run {run_id!r} is a candidate ({config_key('candidates')})"
-    if run_id == control:
-        return f"run {run_id!r} is the control run ({config_key('control_run')})"
-    if any(x.run_id == run_id for x in looked):
-        return f"run {run_id!r} was itself a look at test"
-    if not looked:
-        return None
-    outcomes = scored(run_id, answers, benchmark, infra).answered()
-    for x in looked:
-        ids = [q for q in sorted(x.question_ids) if q in outcomes]
-        if ids and digest_of([[q, outcomes[q]] for q in ids]) == x.answers_digest:
-            return f"its answers are those of {x.run_id!r}, which was a look at test"
-    return None
-
-
 def baseline_digest(vs: VideoSplitConfig, db: Path, benchmark: Benchmark) -> str | None:
     """The digest of the baseline's answers in harness db ``db``, as a manifest records it."""
     if not db.is_file() or vs.baseline_run_id not in run_ids(db):
@@ -161,14 +137,7 @@ def scored(run_id: str, answers: dict[str, Answer], benchmark: Benchmark,
             infra: list[str]) -> RunOutcomes:
     """The run's outcomes, scored exactly as they will be once imported (the same reader of
     the harness db, on a temporary copy of its rows)."""
-    with tempfile.TemporaryDirectory() as tmp:
-        db = Path(tmp) / "harness.db"
-        conn = sqlite3.connect(db)
-        with conn:
-            create_tables(conn)
-            insert_predictions(conn, [(run_id, q, a.prediction, a.response, a.stop_reason, 0,
-                                       "", None) for q, a in sorted(answers.items())])
-        conn.close()
+    with answers_db(run_id, answers) as db:
         return run_outcomes(db, run_id, benchmark, infra)
 
 

@@ -5,7 +5,8 @@ the baseline in one command, each as role reference (``diag.reference_runs``: T1
 
 Ids: ``--reference-id`` in the same order, else derived from the file -- lmms-eval names every
 file ``<date>_samples_<task>.jsonl`` inside a folder named for the model, so its folder; any
-other file its name -- and made unique against the workspace's runs and each other. The
+other file its name -- made unique among the command's references; an id a run of the
+workspace has (the same reference imported again) is refused, never silently copied. The
 command is one unit: when any file is refused, the workspace is left as it was before it."""
 
 from __future__ import annotations
@@ -40,27 +41,28 @@ def reference_plan(kind: str, files: list[Path], ids: list[str], run_id: str,
         raise UserError(f"--reference-id is given {len(ids)} times for {len(files)} "
                         "--reference file(s)", "--reference-id",
                         "give at most one --reference-id per --reference, in the same order")
-    for path in files:
+    for i, path in enumerate(files):
         if not path.is_file():
             raise UserError(f"the reference file {path} does not exist", "--reference",
                             "pass the results file of another run of the same benchmark")
+        if path.resolve() in {f.resolve() for f in files[:i]}:
+            raise UserError(f"the reference file {path} is given twice", "--reference",
+                            "give each reference run once")
     db = workspace / HARNESS_DB
-    taken = set(run_ids(db)) if db.is_file() else set()
-    taken.add(run_id)
+    present = set(run_ids(db)) if db.is_file() else set()
+    taken = present | {run_id}
     plan: list[tuple[Path, str]] = []
     for i, path in enumerate(files):
-        given = ids[i] if i < len(ids) else None
-        if given is not None:
-            if given in taken:
-                raise UserError(f"--reference-id {given!r} is taken (the baseline, another "
-                                "reference, or a run of the workspace)", "--reference-id",
-                                "give each reference a run id of its own")
-            rid = given
-        else:
-            base = derived_id(kind, path)
-            rid, n = base, 2
-            while rid in taken:
-                rid, n = f"{base}-{n}", n + 1
+        rid = ids[i] if i < len(ids) else derived_id(kind, path)
+        if rid in present or (i < len(ids) and rid in taken):  # the same reference again,
+            # most likely: never a silent second copy
+            raise UserError(f"reference run id {rid!r} (of {path}) is taken by a run "
+                            f"{'of the workspace' if rid in present else 'of this command'}",
+                            "--reference-id", "give the reference a run id of its own with "
+                            "--reference-id, in the order of the --reference files")
+        base, n = rid, 2
+        while rid in taken:  # two files of this command that derive one id
+            rid, n = f"{base}-{n}", n + 1
         taken.add(rid)
         plan.append((path, rid))
     return plan

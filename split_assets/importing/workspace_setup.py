@@ -97,7 +97,7 @@ def new_config(benchmark: Benchmark, run_id: str, answers: dict[str, Answer],
 # seeds): with 6 references held-out models deviate alike at 0.7 and 0.8 (0.913 / 0.908 pp;
 # 0.891 unfloored), but with 1 or 3 the answer-only T2 are most wrong answers, and at 0.8 the
 # floors take so many of them out of test that a reference's own accuracy cannot be balanced
-# (1.22 pp with one); at 0.7 every balanced reference stays within 0.04 pp
+# (1.22 pp with one); at 0.7 every balanced reference stays within 0.074 pp
 FLOOR_SHARE = 0.7
 _COMMENTS = (
     ("video_split", "floor_share", "trainval holds this share of each task type's T2 "

@@ -61,7 +61,7 @@ def random_pool_deviations(problem: SplitProblem, n_test_videos: int,
                     answered[v, i] += 1
                     correct[v, i] += ok
     full = correct.sum(0) / np.maximum(answered.sum(0), 1)
-    rng = np.random.default_rng([problem.selection.seed, 45])
+    rng = np.random.default_rng([problem.selection.seed % 2 ** 63, 45])  # any int seed
     total = np.zeros(len(runs))
     for _ in range(draws):
         pick = rng.choice(len(videos), size=n_test_videos, replace=False)

@@ -29,14 +29,19 @@ def degenerate_warnings(problem: SplitProblem, *, answer_only_rules: bool,
         out.append(f"the answer-only rules judge has {references} reference run(s) in "
                    f"{config_key('reference_runs')}: with fewer than 2 it cannot tell a "
                    f"persistent defect (T2) from a lapse (T1); {IMPORT_REFERENCE}")
-    if t2 == 0 and wrong:
+    if t2 == 0:
         fix = (IMPORT_REFERENCE if answer_only_rules
                else f"check the judge ({config_key('judge')}) and its context")
         out.append(f"no T2 at all: none of the {wrong} wrong answers is a non-degraded "
                    f"persistent defect, so the split is not outcome-driven and train teaches "
                    f"nothing; {fix}")
-    if not any(problem.floors.values()) and problem.selection.floor_share is None:
-        out.append(f"no T2 floor applies ({config_key('floor_k')} is empty and no "
-                   f"{config_key('floor_share')} is set): trainval is not pulled toward "
-                   f"defects; set {config_key('floor_share')} (e.g. 0.7)")
+    if not any(problem.floors.values()):
+        if problem.selection.floor_share is None:
+            out.append(f"no T2 floor applies ({config_key('floor_k')} is empty and no "
+                       f"{config_key('floor_share')} is set): trainval is not pulled toward "
+                       f"defects; set {config_key('floor_share')} (e.g. 0.7)")
+        elif t2:
+            out.append(f"no T2 floor applies: {config_key('floor_share')} "
+                       f"{problem.selection.floor_share} rounds every task type's floor down "
+                       f"to 0; raise it (e.g. 0.7)")
     return out

@@ -26,6 +26,9 @@ class Matrix:
     types: list[str]
     n: int
     run_columns: tuple[int, ...] = ()  # the balanced runs' columns (``balance_runs``)
+    # issue 45's configs (floor_share or balance_runs): the swap search at scale looks among
+    # the trainval videos the floors let leave (an earlier config's search is left as it was)
+    floors_aware: bool = False
 
 
 def build_matrix(problem: SplitProblem, order: list[str]) -> Matrix:
@@ -34,7 +37,8 @@ def build_matrix(problem: SplitProblem, order: list[str]) -> Matrix:
     first = len(problem.categories) + len(problem.balanced)
     return Matrix(order, counts, sizes, _residual_matrix(counts, sizes), t2, floors, types,
                   problem.selection.n_trainval,
-                  tuple(range(first, first + len(problem.run_columns))))
+                  tuple(range(first, first + len(problem.run_columns))),
+                  problem.selection.floor_share is not None or bool(problem.selection.balance_runs))
 
 
 def _count_matrices(problem: SplitProblem, order: list[str]) -> tuple[np.ndarray, np.ndarray]:

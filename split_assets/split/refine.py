@@ -4,9 +4,9 @@ own. So the classes are made without the runs' columns, and this step then balan
 column: a few thousand videos on each side (the first in the seeded order) are set free, every
 other video keeps its pool, and an LP (HiGHS) picks which free videos go to test so that the
 sum of the residuals' sizes over all columns is smallest, with the test size and every floor
-kept. Its
-solution is rounded (largest fractional parts first, floors kept); the caller's swap search
-polishes. Counts and iteration limits only, never a clock: the same input gives the same pool.
+kept. Its solution is rounded (largest fractional parts first, floors kept); the caller keeps
+the class pool when the refined one would break an epsilon bound. Counts and iteration limits
+only, never a clock: the same input gives the same pool.
 """
 
 from __future__ import annotations

@@ -75,7 +75,7 @@ def select_trainval(problem: SplitProblem, max_iterations: int | None = None) ->
     by_class = problem.selection.selector == "class_lp" or (problem.selection.selector == "auto"
                                                   and len(order) > LARGE_VIDEOS)
     if by_class:  # interchangeable videos: decide per class (large.py)
-        in_trainval, swaps = _by_class(m, max_iterations)
+        in_trainval, swaps = _by_class(problem, m)
         if in_trainval is not None and not epsilon_violations(problem, m, in_trainval):
             return _selection(order, in_trainval, swaps)
     in_trainval = _greedy_start(m)
@@ -96,7 +96,7 @@ def select_trainval(problem: SplitProblem, max_iterations: int | None = None) ->
     return _selection(order, exact, swaps)
 
 
-def _by_class(m: Matrix, max_iterations: int | None) -> tuple[np.ndarray | None, int]:
+def _by_class(problem: SplitProblem, m: Matrix) -> tuple[np.ndarray | None, int]:
     """The class selection (large.py). Balanced runs' columns would make nearly every video a
     class of its own (6 runs: 84,000 classes of 90,000 videos, and an LP 30 times slower), so
     the classes are made without them, and the runs are balanced afterwards by an LP over a
@@ -107,7 +107,8 @@ def _by_class(m: Matrix, max_iterations: int | None) -> tuple[np.ndarray | None,
     in_trainval = select_by_class(m.counts[:, keep], m.sizes, m.t2, m.floors, m.n)
     if in_trainval is None or not m.run_columns:
         return in_trainval, 0
-    return refine(m, in_trainval), 0
+    refined = refine(m, in_trainval)
+    return (in_trainval if epsilon_violations(problem, m, refined) else refined), 0
 
 
 def _largest_deviation(m: Matrix, test: np.ndarray) -> float:
@@ -203,8 +204,10 @@ def _best_l2_swap(m: Matrix, s_idx: np.ndarray, t_idx: np.ndarray, r: np.ndarray
     y, t2 = m.y, m.t2
     if len(s_idx) * len(t_idx) > _MAX_PAIRS:
         # the most promising trainval videos may be the very ones the floors hold: look among
-        # those that may leave on their own
-        s_idx = s_idx[(t2[s_idx] <= slack[None, :]).all(1)]
+        # those that may leave on their own (issue 45's configs; never none)
+        free = s_idx[(t2[s_idx] <= slack[None, :]).all(1)]
+        if m.floors_aware and len(free):
+            s_idx = free
         ys_all, yt_all = y[s_idx], y[t_idx]
         s_idx = s_idx[_candidates(2 * (ys_all @ r) + (ys_all * ys_all).sum(1))]
         t_idx = t_idx[_candidates(-2 * (yt_all @ r) + (yt_all * yt_all).sum(1))]

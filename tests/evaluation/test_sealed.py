@@ -113,6 +113,17 @@ def test_a_former_candidate_is_refused_as_a_reference(evaluated: Path, run_cli, 
                      "reference", "--refreeze-after-test-look"),
              "its answers are those of 'cand', which was a look at test", "launder")
     assert _state(ws) == before
+    # a candidate seen only through validation (no look), under another id: refused too
+    validation = set(_pools(evaluated)["pools"]["validation"])
+    partial = {q: a for q, a in answers(N_VIDEOS, "candv", skill=0.05).items()
+               if q in validation}
+    assert _import(run_cli, evaluated, tmp_path, "candv", partial, "--role", "candidate",
+                   "--partial")[0] == 0
+    before = _state(ws)
+    refused(_import(run_cli, evaluated, tmp_path, "candv-copy", partial, "--role", "reference",
+                    "--partial", "--refreeze-after-test-look"),
+            "its answers are those of 'candv', a candidate or the control run")
+    assert _state(ws) == before
     edit_config(evaluated, evaluation={"candidates": []})
     before = _state(ws)
     refused(_import(run_cli, evaluated, tmp_path, "cand", given, "--role", "reference",

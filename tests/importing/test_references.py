@@ -71,7 +71,7 @@ def test_a_bad_reference_leaves_nothing(run_cli, tmp_path: Path) -> None:  # noq
                      "--reference-id", "b"), "--reference-id is given 2 times for 1")
     refused(run_cli("import", "videomme", "--results", base, "--run-id", "base",
                      "--workspace", str(ws), "--reference", m1, "--reference-id", "base"),
-             "'base' is taken")
+             "'base'", "is taken by a run of this command")
     assert not ws.exists()
     assert run_cli("import", "videomme", "--results", base, "--run-id", "base",
                    "--workspace", str(ws))[0] == 0
@@ -79,6 +79,26 @@ def test_a_bad_reference_leaves_nothing(run_cli, tmp_path: Path) -> None:  # noq
     refused(run_cli("import", "videomme", "--results", m1, "--run-id", "m1", "--workspace",
                      str(ws), "--reference", other), "not in the workspace's benchmark")
     assert _state(ws) == before  # an existing workspace gets its files back
+
+
+def test_references_are_one_unit_with_the_baseline(run_cli, tmp_path: Path) -> None:  # noqa: ANN001
+    """Never beside a looking role or --replace, never the same file twice, never a second
+    copy of a reference the workspace has."""
+    base, m1 = _files(tmp_path, "base", "m1")
+    ws = tmp_path / "ws"
+    refused(run_cli("import", "videomme", "--results", base, "--run-id", "base",
+                    "--workspace", str(ws), "--reference", m1, "--reference", m1),
+            "is given twice")
+    assert run_cli("import", "videomme", "--results", base, "--run-id", "base",
+                   "--workspace", str(ws), "--reference", m1)[0] == 0
+    before = _state(ws)
+    (m2,) = _files(tmp_path, "m2")
+    refused(run_cli("import", "videomme", "--results", m2, "--run-id", "c", "--workspace",
+                    str(ws), "--role", "candidate", "--reference", m1),
+            "--reference with --role candidate", "a command of their own")
+    refused(run_cli("import", "videomme", "--results", m2, "--run-id", "m2", "--workspace",
+                    str(ws), "--reference", m1), "'m1'", "taken by a run of the workspace")
+    assert _state(ws) == before
 
 
 def test_reference_ids_from_the_files() -> None:

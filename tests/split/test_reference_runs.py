@@ -4,6 +4,8 @@ the balanced runs (with the leave-one-run-out estimate for a model that was not)
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from split_assets.settings.sections import VideoSplitConfig
@@ -87,6 +89,9 @@ def test_a_split_that_is_not_outcome_driven_says_why() -> None:
                         "defects; set video_split.floor_share (e.g. 0.7)"]
     assert degenerate_warnings(_problem(floor_share=0.8), answer_only_rules=True,
                                references=2) == []
+    (tiny,) = degenerate_warnings(_problem(floor_share=0.01), answer_only_rules=False,
+                                  references=0)
+    assert "video_split.floor_share 0.01 rounds every task type's floor down to 0" in tiny
 
 
 def test_balanced_runs_keep_their_own_accuracy_in_test() -> None:
@@ -113,6 +118,14 @@ def test_leave_one_run_out_selects_again_without_each_run() -> None:
     # held out, a run is no longer balanced: its deviation is that of the split made without it
     test = select_trainval(without_run(problem, "ref-2")).test
     assert loro["per_run"]["ref-2"] == round(abs(run_deviations(problem, test)["ref-2"]), 6)
+
+
+def test_any_seed_gives_the_estimate() -> None:
+    """A negative seed (video_split.seed is any integer) seeds the random pools too."""
+    p = _problem(n_videos=60, runs=2, floor_share=0.8)
+    negative = SplitProblem(p.questions, selection=dataclasses.replace(p.selection, seed=-7),
+                            validation=p.validation)
+    assert leave_one_run_out(negative, draws=10)["random_pools"]["mean"] > 0
 
 
 def test_a_partial_run_is_balanced_where_it_answers() -> None:
