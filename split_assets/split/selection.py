@@ -128,7 +128,7 @@ def _polish_budget(problem: SplitProblem) -> tuple[int, int | None]:
 
 
 def _polish(m: Matrix, in_trainval: np.ndarray,
-            budget: tuple[int, int | None] = (20_000, None)) -> np.ndarray:
+            budget: tuple[int, int | None] = (_POLISH_NODES, None)) -> np.ndarray:
     """When videos differ in size, the swap search keeps near its first test pool's question
     count, where rounding alone may bound it away from the best deviation: an exact MILP
     over every question count (optimum.py) replaces its pool when one is strictly better,

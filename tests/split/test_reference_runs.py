@@ -130,8 +130,7 @@ def test_any_seed_gives_the_estimate() -> None:
 
 def test_a_partial_run_is_balanced_where_it_answers() -> None:
     problem = _problem(n_videos=150, runs=1, floor_share=0.8)
-    partial = tuple(q if i % 4 else type(q)(*[getattr(q, f) for f in q.__slots__[:-1]],
-                                            runs=(None,))
+    partial = tuple(q if i % 4 else dataclasses.replace(q, runs=(None,))
                     for i, q in enumerate(problem.questions))
     problem = SplitProblem(partial, selection=problem.selection, validation=problem.validation)
     assert [c.dimension for c in problem.run_columns] == ["run_correct", "run_answered"]
