@@ -140,15 +140,25 @@ def _check_signals_not_harness(loaded: LoadedConfig, where: str) -> None:
                    "at another file (e.g. signals.db)")
 
 
+def _config_source(path: Path | str | None) -> str:
+    """Where the config's path came from, as an error names it: the option, the environment
+    (or a ``.env`` file), or the default."""
+    if path is not None:
+        return "--config"
+    if os.environ.get(CONFIG_ENV_VAR):
+        return CONFIG_ENV_VAR
+    return f"the default path: no --config, {CONFIG_ENV_VAR} unset"
+
+
 def load_config(path: Path | str | None = None) -> LoadedConfig:
     """Load and validate the config file (default: ``$SPLIT_ASSETS_CONFIG``); the settings of
     the ``.env`` files in the current folder and beside it are applied first (envfile.py)."""
     from split_assets import envfile
 
     envfile.load(Path.cwd())  # may name the config (SPLIT_ASSETS_CONFIG)
+    where = _config_source(path)
     path = Path(path) if path is not None else config_path_from_env()
     envfile.load(path.absolute().parent)  # wins over the current folder's
-    where = CONFIG_ENV_VAR if path == config_path_from_env() else "--config"
     if path.is_dir():
         inside = path / "video_split.yaml"
         raise ConfigError(f"the config path is a folder, not a file: {path}", where,
@@ -156,7 +166,9 @@ def load_config(path: Path | str | None = None) -> LoadedConfig:
                           inside.is_file() else "pass the path of a video_split.yaml file")
     if not path.is_file():
         raise ConfigError(f"config file not found: {path}", where,
-                          "pass --config PATH or set SPLIT_ASSETS_CONFIG to a video_split.yaml")
+                          "pass --config PATH or set SPLIT_ASSETS_CONFIG to a video_split.yaml"
+                          if where != "--config" else "pass the path of a video_split.yaml "
+                          "file (split-assets import writes one in its --workspace)")
     text = read_utf8(path, "config", ConfigError, "save the file as UTF-8")
     try:
         raw = yaml.load(text, Loader=UniqueKeyLoader)  # a SafeLoader: no arbitrary objects

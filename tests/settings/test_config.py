@@ -85,6 +85,23 @@ def test_missing_file_names_how_to_fix(tmp_path: Path) -> None:
     assert "--config" in err.value.line()
 
 
+def test_missing_file_names_the_source_used(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                                            ) -> None:
+    """The error names where the path came from: the environment only when it was set."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("SPLIT_ASSETS_CONFIG", raising=False)
+    with pytest.raises(ConfigError) as err:
+        load_config()
+    assert err.value.where == "the default path: no --config, SPLIT_ASSETS_CONFIG unset"
+    monkeypatch.setenv("SPLIT_ASSETS_CONFIG", str(tmp_path / "gone.yaml"))
+    with pytest.raises(ConfigError) as err:
+        load_config()
+    assert err.value.where == "SPLIT_ASSETS_CONFIG"
+    with pytest.raises(ConfigError) as err:
+        load_config(tmp_path / "nope.yaml")
+    assert err.value.where == "--config" and "SPLIT_ASSETS_CONFIG" not in err.value.line()
+
+
 def test_invalid_yaml_points_at_line(tmp_path: Path) -> None:
     path = tmp_path / "bad.yaml"
     path.write_text("video_split:\n  seed: [1\n", encoding="utf-8")
