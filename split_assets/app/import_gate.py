@@ -17,6 +17,11 @@ from split_assets.evaluation.sealed import (
     refusals,
     scored,
 )
+from split_assets.evaluation.shared_budget import (
+    published_elsewhere,
+    shared_budget,
+    workspace_of,
+)
 from split_assets.importing.workspace_setup import Answer
 from split_assets.sources.benchmark import Benchmark
 from split_assets.sources.config_file import CONFIG_FILE
@@ -40,9 +45,11 @@ def import_gate(workspace: Path, spend: bool = False, refreeze: bool = False) ->
         baseline = baseline_digest(vs, loaded.paths.harness_db, benchmark)
         if baseline is None:  # no baseline answers yet: nothing can be frozen
             return []
+        elsewhere = published_elsewhere(workspace_of(loaded), baseline)
         with open_signals(loaded, read_only=True) as store:
-            looked = store.exposures(baseline)
-            frozen = frozen_splits(loaded.paths.out_dir, store, baseline)
+            looked = store.exposures(baseline) + [x for _, x in elsewhere.exposures]
+            frozen = frozen_splits(loaded.paths.out_dir, store, baseline,
+                                   [r for _, r in elsewhere.frozen])
         if not frozen and not looked:
             return []
         evaluation = loaded.config.evaluation
@@ -60,8 +67,9 @@ def import_gate(workspace: Path, spend: bool = False, refreeze: bool = False) ->
         current = split_id_of(vs.baseline_run_id, vs.identity())
         target = ([f for f in frozen if f.pool.split_id == current] or frozen)[-1]
         outcomes = scored(run_id, answers, benchmark, vs.infra_stop_reasons).answered()
-        budget = None if spend else loaded.config.evaluation.test_looks_max
-        with open_signals(loaded) as store:
-            return [record_import_look(store, target, run_id, outcomes, benchmark, budget)]
+        with open_signals(loaded) as store, shared_budget(
+                store, workspace_of(loaded), baseline, evaluation.test_looks_max) as shared:
+            return [record_import_look(store, target, run_id, outcomes, benchmark, shared,
+                                       spend)]
 
     return gate

@@ -150,7 +150,7 @@ def handle_import(args: argparse.Namespace) -> int:
         summary = import_results(args.kind, files, args.run_id, args.workspace,
                                  annotations=args.annotations, replace=args.replace,
                                  partial=args.partial, role=args.role, gate=gate, **options)
-        lines = summary.lines()
+        lines, said = summary.lines(), summary.said()
         for path, run_id in refs:  # a reference counts where it answers: partial
             lines += import_results(args.kind, [path], run_id, args.workspace, annotations=[],
                                     replace=False, partial=True, role="reference",
@@ -159,6 +159,8 @@ def handle_import(args: argparse.Namespace) -> int:
                                     **options).lines()
     for line in lines:
         print(line)
+    for line in said:  # the test look this import was: where the user reads messages
+        say(line)
     return 0
 
 

@@ -17,12 +17,14 @@ against the baseline (``reuse.one_sided_p``).
 
 from __future__ import annotations
 
+from contextlib import ExitStack
 from typing import TYPE_CHECKING, Any
 
 from split_assets.config_keys import config_key
 from split_assets.errors import UserError
 from split_assets.evaluation.exposure import pending, test_pool
 from split_assets.evaluation.reuse import holm
+from split_assets.evaluation.shared_budget import shared_budget, workspace_of
 from split_assets.store.ledger import Evaluation, Exposure, Look, LookRefused
 
 if TYPE_CHECKING:
@@ -105,10 +107,15 @@ def record(partition: Partition, report: dict[str, Any], source: str,
     pools = {pool: entry for pool, entry in report["pools"].items() if "vs_baseline" in entry}
     exposures: list[Exposure] = []
     inherited: list[Look] = []
-    with partition.store() as store:
+    shared = None
+    with partition.store() as store, ExitStack() as held:
         if POOL in pools:  # the claim as of this look (the budget itself is held below)
             test = pools[POOL]
             sealed = test_pool(partition)
+            # one budget per baseline on the instance: other workspaces' looks count here
+            shared = held.enter_context(shared_budget(store, workspace_of(partition.loaded),
+                                                      sealed.baseline, budget))
+            budget = shared.budget
             # earlier splits' looks at these questions share the budget (written with it)
             inherited, exposures = pending(store, sealed)
             exposures.append(sealed.exposure(test["answers_digest"], report["candidate"]))
@@ -124,10 +131,11 @@ def record(partition: Partition, report: dict[str, Any], source: str,
                                        if budget is not None and not spend else None,
                                        exposures, inherited)
         except LookRefused as refused:
+            more = shared.note() if shared is not None else ""
             raise UserError(
                 f"a new look at test refused: the {refused.looks} look(s) of "
                 f"{config_key('test_looks_max')} {refused.budget} are spent on split "
-                f"{report['split_id']}", "--pool test",
+                f"{report['split_id']}" + (f" ({more})" if more else ""), "--pool test",
                 "pass --spend-test-look to look anyway (no claim will hold for it), or "
                 "compare on validation") from None
     return [f"ledger: {look.pool} look at {report['candidate']}"

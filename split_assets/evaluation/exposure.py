@@ -79,11 +79,16 @@ def refused(partition_key: str, split_id: str, earlier: Sequence[Exposure]) -> U
 def check_refreeze(store: SignalStore, partition: Partition, baseline: str,
                    allowed: bool) -> None:
     """Before anything is paid for: the partition's split (this judge, these settings) was
-    never frozen while a test pool of the baseline was looked at."""
+    never frozen while a test pool of the baseline was looked at (in this workspace or
+    another of the baseline on the instance)."""
+    from split_assets.evaluation.shared_budget import published_elsewhere, workspace_of
+
     if allowed or partition.files.pools.is_file():
         return
-    earlier = store.exposures(baseline)
-    known = {(r.diag_fingerprint, r.split_id) for r in store.frozen(baseline)}
+    elsewhere = published_elsewhere(workspace_of(partition.loaded), baseline)
+    earlier = store.exposures(baseline) + [x for _, x in elsewhere.exposures]
+    known = {(r.diag_fingerprint, r.split_id)
+             for r in [*store.frozen(baseline), *(r for _, r in elsewhere.frozen)]}
     if earlier and (partition.key, partition.split_id) not in known:
         raise refused(partition.key, partition.split_id, earlier)
 

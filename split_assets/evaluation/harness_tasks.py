@@ -30,6 +30,7 @@ from split_assets.config_keys import config_key
 from split_assets.errors import UserError
 from split_assets.evaluation.comparison import load_pools
 from split_assets.evaluation.exposure import POOL, record_test_look, test_pool
+from split_assets.evaluation.shared_budget import shared_budget, workspace_of
 from split_assets.lib.canonical import atomic_write_bytes, digest_of
 from split_assets.store.ledger import LookRefused
 
@@ -196,18 +197,21 @@ def _record_export(partition: Partition, ids: list[str], name: str, spend: bool)
     """An export of test is a look at test: recorded (refused past the budget unless
     ``spend``) before anything is written."""
     pool = test_pool(partition)
-    budget = None if spend else partition.evaluation.test_looks_max
     digest = digest_of({"export": name, "question_ids": ids})
-    with partition.store() as store:
+    with partition.store() as store, shared_budget(
+            store, workspace_of(partition.loaded), pool.baseline,
+            partition.evaluation.test_looks_max) as shared:
         try:
             look = record_test_look(store, pool, f"export:{name}", digest, "export", {},
                                     f"the test pool exported as the lmms-eval task {name}",
-                                    budget)
+                                    None if spend else shared.budget)
         except LookRefused as refused:
+            more = shared.note()
             raise UserError(
                 f"exporting test refused: a look at test, and the {refused.looks} look(s) of "
                 f"{config_key('test_looks_max')} {refused.budget} are spent on split "
-                f"{pool.split_id}", "--pool test", "pass --spend-test-look to export it "
-                "anyway (no claim will hold for what it shows), or export validation") from None
+                f"{pool.split_id}" + (f" ({more})" if more else ""), "--pool test",
+                "pass --spend-test-look to export it anyway (no claim will hold for what it "
+                "shows), or export validation") from None
     return (f"ledger: test look (the test pool exported as {name})"
             + (" (a repeat)" if look.is_repeat else ""))

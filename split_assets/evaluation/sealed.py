@@ -15,7 +15,7 @@ is written.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -25,6 +25,7 @@ from split_assets.errors import UserError
 from split_assets.evaluation.exposure import TestPool, pool_of, record_test_look
 from split_assets.evaluation.laundering import answers_db
 from split_assets.evaluation.reuse import one_sided_p
+from split_assets.evaluation.shared_budget import SharedBudget
 from split_assets.importing.workspace_setup import Answer
 from split_assets.lib.canonical import digest_of, sha256_hex
 from split_assets.sources.benchmark import Benchmark
@@ -35,7 +36,7 @@ from split_assets.sources.harness_db import (
 )
 from split_assets.sources.run_outcomes import RunOutcomes, run_outcomes
 from split_assets.split.layout import MANIFEST_FILE, POOLS_FILE
-from split_assets.store.ledger import LookRefused
+from split_assets.store.ledger import FrozenRecord, LookRefused
 from split_assets.store.signals import SignalStore
 
 if TYPE_CHECKING:
@@ -57,11 +58,13 @@ class Frozen:
     doc: dict[str, Any]
 
 
-def frozen_splits(out_dir: Path, store: SignalStore, baseline: str) -> list[Frozen]:
+def frozen_splits(out_dir: Path, store: SignalStore, baseline: str,
+                  elsewhere: Sequence[FrozenRecord] = ()) -> list[Frozen]:
     """The baseline's frozen splits, oldest first: recorded in the store, and on disk under
-    ``paths.out_dir`` (a pools.json that hashes to its manifest's, of this baseline's answers)."""
+    ``paths.out_dir`` (a pools.json that hashes to its manifest's, of this baseline's answers);
+    ``elsewhere``: those other workspaces of the baseline on the instance froze."""
     found: dict[str, Frozen] = {}
-    for record in store.frozen(baseline):
+    for record in [*store.frozen(baseline), *elsewhere]:
         doc = json.loads(record.pools)
         found[record.pools_sha256] = Frozen(pool_of(doc, record.pools_sha256, baseline), doc)
     paths = sorted(out_dir.glob(f"*/*/{POOLS_FILE}"),
@@ -141,10 +144,29 @@ def scored(run_id: str, answers: dict[str, Answer], benchmark: Benchmark,
         return run_outcomes(db, run_id, benchmark, infra)
 
 
+class LookLine(str):
+    """The line of an import that was a test look: said on stderr, where the user sees it
+    beside the command's other messages (``ImportSummary.said``)."""
+
+
+def look_line(n: int, budget: int | None, spend: bool, what: str) -> LookLine:
+    """``test look N of M (what)``; ``test look N (no budget) (what)``; past the budget with
+    ``--spend-test-look``: ``test look N beyond the budget of M (what)``."""
+    if budget is None:
+        head = f"test look {n} (no budget)"
+    elif n > budget:
+        head = f"test look {n} beyond the budget of {budget}" if spend else \
+            f"test look {n} of {budget}"
+    else:
+        head = f"test look {n} of {budget}"
+    return LookLine(f"{head} ({what})")
+
+
 def record_import_look(store: SignalStore, target: Frozen, run_id: str, outcomes: dict[str, bool],
-            benchmark: Benchmark, budget: int | None) -> str:
+                       benchmark: Benchmark, shared: SharedBudget, spend: bool) -> str:
     """The import's look at the split's test pool (none when it answers no test question),
-    recorded with the earlier splits' looks it inherits, in one transaction; one line."""
+    recorded with the earlier splits' and other workspaces' looks it inherits, in one
+    transaction, refused past ``shared``'s budget unless ``spend``; one line."""
     pool = target.pool
     ids = [q for q in sorted(pool.question_ids) if q in outcomes]
     if not ids:
@@ -162,17 +184,27 @@ def record_import_look(store: SignalStore, target: Frozen, run_id: str, outcomes
     shown = (f"the harness showed accuracy {accuracy:.4f} on {len(ids)} of "
              f"{len(pool.question_ids)} test questions (baseline {reference:.4f}); import")
     try:
-        look = record_test_look(store, pool, run_id, digest, "import", statistic, shown, budget,
-                                ids)
+        look = record_test_look(store, pool, run_id, digest, "import", statistic, shown,
+                                None if spend else shared.budget, ids)
     except LookRefused as refused:
+        more = shared.note()
         raise UserError(
             f"import refused: run {run_id!r} answers {len(ids)} test questions of split "
             f"{pool.split_id}, and the harness already printed its accuracy on them: a look "
             f"at test, and the {refused.looks} look(s) of {config_key('test_looks_max')} "
-            f"{refused.budget} are spent", "--role",
+            f"{refused.budget} are spent" + (f" ({more})" if more else ""), "--role",
             "evaluate candidates on validation only (split-assets export lmms-eval --pool "
             "validation), or pass --spend-test-look (no claim will hold for it); nothing was "
             "imported") from None
-    return (f"ledger: test look at {run_id} on split {pool.split_id} ({len(ids)} test "
-            "questions answered: the harness printed an aggregate over them)"
-            + (" (a repeat: these answers were evaluated before)" if look.is_repeat else ""))
+    n = look_number(store.looks(pool.split_id, "test"), look.answers_digest)
+    what = (f"import of {run_id}: {len(ids)} test questions answered; the harness printed an "
+            "aggregate over them")
+    if look.is_repeat:
+        what += "; a repeat: these answers were evaluated before"
+    return look_line(n, shared.budget, spend, what)
+
+
+def look_number(looks: list[Any], digest: str) -> int:
+    """The look a test answers digest is: its place among the distinct answers looked at."""
+    order = list(dict.fromkeys(look.answers_digest for look in looks))
+    return order.index(digest) + 1

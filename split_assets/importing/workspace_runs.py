@@ -18,6 +18,7 @@ from typing import Any
 import yaml
 
 from split_assets.errors import InputError, UserError
+from split_assets.evaluation.sealed import LookLine as _SAID
 from split_assets.importing.workspace_setup import (
     HARNESS_DB,
     SIGNALS_DB,
@@ -56,10 +57,15 @@ class ImportSummary:
     notes: list[str] = field(default_factory=list)
 
     def lines(self) -> list[str]:
+        """What the CLI prints on stdout."""
         out = [f"imported run {self.run_id}: {self.answered} answers to {self.questions} "
                f"questions into {self.workspace}"]
         out += [f"wrote {name}" for name in self.created]
-        return out + self.notes
+        return out + [n for n in self.notes if not isinstance(n, _SAID)]
+
+    def said(self) -> list[str]:
+        """What the CLI says on stderr: the test look an import was (``sealed.LookLine``)."""
+        return [str(n) for n in self.notes if isinstance(n, _SAID)]
 
 
 # (run id, the role as given or None, the answers, the workspace's benchmark) -> notes

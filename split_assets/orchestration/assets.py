@@ -190,6 +190,7 @@ def _test_exposure(s: Session, problem: SplitProblem, frozen: FrozenSplit,
     """The split is recorded as frozen; a new one after a test look at the baseline is
     refused unless ``refreeze`` (``evaluation/exposure.py``)."""
     from split_assets.evaluation.exposure import TestPool, freeze_exposure
+    from split_assets.evaluation.shared_budget import shared_budget, workspace_of
     from split_assets.store.ledger import FrozenRecord
 
     partition = s.partition
@@ -197,7 +198,9 @@ def _test_exposure(s: Session, problem: SplitProblem, frozen: FrozenSplit,
     record = FrozenRecord(baseline, partition.run_id, partition.key, partition.split_id,
                           frozen.sha256, frozen.data.decode("utf-8"))
     video_of = {q.question_id: q.video_id for q in problem.questions}
-    with partition.store() as store:
+    with partition.store() as store, shared_budget(
+            store, workspace_of(partition.loaded), baseline,
+            partition.evaluation.test_looks_max):  # other workspaces' looks and splits
         return freeze_exposure(store, pool, record, not partition.files.pools.is_file(),
                                refreeze, video_of)
 

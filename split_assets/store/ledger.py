@@ -199,9 +199,25 @@ class Ledger:
     def record_frozen(self, record: FrozenRecord) -> None:
         """Remember a split as frozen (idempotent)."""
         with self._tx():
-            self._x(f"INSERT INTO frozen_splits ({', '.join(FROZEN_COLUMNS)}) VALUES "
-                    f"({', '.join('?' for _ in FROZEN_COLUMNS)}) ON CONFLICT DO NOTHING",
-                    (*(getattr(record, c) for c in FROZEN_COLUMNS[:-1]), utc_now()))
+            self._insert_frozen(record)
+
+    def _insert_frozen(self, record: FrozenRecord) -> None:
+        self._x(f"INSERT INTO frozen_splits ({', '.join(FROZEN_COLUMNS)}) VALUES "
+                f"({', '.join('?' for _ in FROZEN_COLUMNS)}) ON CONFLICT DO NOTHING",
+                (*(getattr(record, c) for c in FROZEN_COLUMNS[:-1]), utc_now()))
+
+    def mirror(self, looks: Sequence[Look], exposures: Sequence[Exposure],
+               frozen: Sequence[FrozenRecord]) -> int:
+        """Other workspaces' test looks of the baseline (each once: by split and answers
+        digest), their exposures and frozen splits, in one transaction (``shared_budget``);
+        the look rows added."""
+        with self._tx():
+            self._lock_ledger()
+            added = self._inherit(looks)
+            self._record_exposures(exposures)
+            for record in frozen:
+                self._insert_frozen(record)
+        return added
 
     def frozen(self, baseline: str) -> list[FrozenRecord]:
         """The splits of the baseline whose answers digest is ``baseline``, oldest first."""

@@ -74,7 +74,7 @@ def _import_copy_of_rerun1(run_cli, config: Path, tmp_path: Path) -> None:  # no
                              "--role", "candidate")
     assert code == 0, err
     # the file answers every test question: the harness showed test, a look at import
-    assert "ledger: test look at rerun1copy" in out
+    assert "(import of rerun1copy: 900 test questions answered" in err
 
 
 def test_a_look_beyond_the_budget_is_refused_in_one_line_and_writes_nothing(
