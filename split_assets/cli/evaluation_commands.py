@@ -87,29 +87,42 @@ def ledger(config: Path | None, pool: str | None, as_json: bool) -> int:
     """``split-assets ledger``: every evaluation recorded on the config's split, and the rows
     of the baseline's other splits whose test pools were looked at (a test budget belongs to
     the benchmark and baseline, not to one split)."""
+    from split_assets.evaluation.shared_budget import (
+        WORKSPACE,
+        copied,
+        published_elsewhere,
+        workspace_of,
+    )
     from split_assets.sources.harness_db import predictions_digest
 
     s = open_session(config)
     partition = s.partition
+    here = workspace_of(partition.loaded)
+    baseline = predictions_digest(s.inputs.predictions)
+    # other workspaces of the baseline on this instance: their looks count here too
+    elsewhere = copied(published_elsewhere(here, baseline)) if pool != "validation" else []
     with partition.store(read_only=True) as store:
-        baseline = predictions_digest(s.inputs.predictions)
-        splits = [partition.split_id] + sorted({x.split_id for x in store.exposures(baseline)}
-                                               - {partition.split_id})
+        splits = [partition.split_id] + sorted(
+            ({x.split_id for x in store.exposures(baseline)}
+             | {look.split_id for look in elsewhere}) - {partition.split_id})
         own = store.looks(partition.split_id, pool)
-        copied = {look.answers_digest for look in own if look.pool == "test"}
-        # another split's look once: as the row copied into this split's ledger, if it was
-        others = [look for split in splits[1:] for look in store.looks(split, pool)
-                  if not (look.pool == "test" and look.answers_digest in copied)]
-        looks = sorted(own + others,
-                       key=lambda look: (look.created_at, splits.index(look.split_id)))
+        others = [look for split in splits[1:] for look in store.looks(split, pool)]
+    # a look once: as the row copied into this split's ledger (or this store), if it was
+    mine = {look.answers_digest for look in own if look.pool == "test"}
+    others = [look for look in others if not (look.pool == "test" and look.answers_digest in mine)]
+    have = {(look.split_id, look.answers_digest) for look in own + others}
+    looks = own + others + [look for look in elsewhere if look.answers_digest not in mine
+                            and (look.split_id, look.answers_digest) not in have]
+    looks.sort(key=lambda look: (look.created_at, splits.index(look.split_id)))
     if as_json:
-        print(json.dumps([look.as_dict() for look in looks], indent=1, sort_keys=True))
+        print(json.dumps([{**look.as_dict(), "workspace": look.statistic.get(WORKSPACE, here)}
+                          for look in looks], indent=1, sort_keys=True))
         return 0
     width = max((len(look.run_id) for look in looks), default=0)
     for look in looks:
         print(f"{look.created_at}  {look.split_id}  {look.pool:<10}  {look.source:<8}  "
               f"{look.run_id:<{width}}  {'repeat' if look.is_repeat else 'new   '}  "
-              f"{look.shown}")
+              f"{look.shown}  [workspace {look.statistic.get(WORKSPACE, 'this one')}]")
     more = f" and {len(splits) - 1} other split(s) of its baseline" if splits[1:] else ""
     print(f"{len(looks)} evaluation(s) of split {partition.split_id}{more}"
           + (f" on {pool}" if pool else "") + f" in {partition.loaded.paths.signals_db}",

@@ -98,7 +98,8 @@ def refusals(run_id: str, role: str | None, spend: bool, baseline_run: str,
             raise UserError(f"replacing the baseline {run_id!r} refused: a test pool of it "
                             f"(split {splits}) was looked at, and new baseline answers would "
                             "start a fresh test budget", "--replace",
-                            "import the run under another run id, or start a new workspace; "
+                            "import the run under another run id (a new workspace of the same "
+                            "baseline on this Dagster instance shares its test budget); "
                             "nothing was imported")
         return
     if role is None:
