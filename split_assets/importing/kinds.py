@@ -18,6 +18,19 @@ def import_results(kind: str, files: list[Path], run_id: str, workspace: Path, *
                    pool_task: Path | None = None, **options: Any) -> ImportSummary:
     """Import ``files`` (one, except lmms-eval's samples) of tool ``kind`` as run ``run_id``;
     ``options``: replace, partial, role, gate (``importing/workspace_runs.finish_import``)."""
+    from split_assets.importing.provenance import provenance_of, store_provenance
+    from split_assets.importing.workspace_runs import HARNESS_DB
+
+    summary = _import(kind, files, run_id, workspace, benchmark, field_map, task, annotations,
+                      pool_task, **options)
+    if summary.answered:  # with the run: the card's provenance of the baseline and candidates
+        store_provenance(workspace / HARNESS_DB, run_id, provenance_of(kind, files, task))
+    return summary
+
+
+def _import(kind: str, files: list[Path], run_id: str, workspace: Path, benchmark: str | None,
+            field_map: Path | None, task: str | None, annotations: list[Path] | None,
+            pool_task: Path | None, **options: Any) -> ImportSummary:
     from split_assets.importing import field_map as maps
     from split_assets.importing import profiled_harnesses, results_files, videomme_harnesses
 
