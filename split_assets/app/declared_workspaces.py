@@ -26,6 +26,7 @@ import yaml
 
 from split_assets.errors import ConfigError
 from split_assets.lib.canonical import atomic_write_bytes
+from split_assets.lib.instance_home import project_root
 from split_assets.settings import CONFIG_ENV_VAR
 
 WORKSPACES_ENV_VAR = "SPLIT_ASSETS_WORKSPACES"
@@ -55,13 +56,6 @@ def workspaces_dir() -> Path:
     if checkout is not None:
         return checkout / DEFAULT_WORKSPACES_DIR
     return Path(DEFAULT_WORKSPACES_DIR).absolute()
-
-
-def project_root() -> Path | None:
-    """The checkout the package runs from (its ``pyproject.toml`` beside the package, as
-    ``make`` installs it), or None for a package installed without its checkout."""
-    checkout = Path(__file__).resolve().parents[2]
-    return checkout if (checkout / "pyproject.toml").is_file() else None
 
 
 def check_name(name: object, where: str) -> str:

@@ -45,7 +45,7 @@ def import_gate(workspace: Path, spend: bool = False, refreeze: bool = False) ->
         baseline = baseline_digest(vs, loaded.paths.harness_db, benchmark)
         if baseline is None:  # no baseline answers yet: nothing can be frozen
             return []
-        elsewhere = published_elsewhere(workspace_of(loaded), baseline)
+        elsewhere = published_elsewhere(workspace_of(loaded.path), baseline)
         with open_signals(loaded, read_only=True) as store:
             looked = store.exposures(baseline) + [x for _, x in elsewhere.exposures]
             frozen = frozen_splits(loaded.paths.out_dir, store, baseline,
@@ -68,7 +68,7 @@ def import_gate(workspace: Path, spend: bool = False, refreeze: bool = False) ->
         target = ([f for f in frozen if f.pool.split_id == current] or frozen)[-1]
         outcomes = scored(run_id, answers, benchmark, vs.infra_stop_reasons).answered()
         with open_signals(loaded) as store, shared_budget(
-                store, workspace_of(loaded), baseline, evaluation.test_looks_max) as shared:
+                store, workspace_of(loaded.path), baseline, evaluation.test_looks_max) as shared:
             return [record_import_look(store, target, run_id, outcomes, benchmark, shared,
                                        spend)]
 

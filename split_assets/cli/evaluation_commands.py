@@ -97,7 +97,7 @@ def ledger(config: Path | None, pool: str | None, as_json: bool) -> int:
 
     s = open_session(config)
     partition = s.partition
-    here = workspace_of(partition.loaded)
+    here = workspace_of(partition.config_path)
     baseline = predictions_digest(s.inputs.predictions)
     # other workspaces of the baseline on this instance: their looks count here too
     elsewhere = copied(published_elsewhere(here, baseline)) if pool != "validation" else []

@@ -20,6 +20,8 @@ def add_report(sub: Subcommands) -> None:
 
 
 def handle_report(args: argparse.Namespace) -> int:
+    from split_assets.evaluation.shared_budget import budget_now
+    from split_assets.importing.provenance import read_provenance
     from split_assets.report.card_data import gather
     from split_assets.report.card_render import write_card
 
@@ -27,13 +29,19 @@ def handle_report(args: argparse.Namespace) -> int:
     partition = s.partition
     partition.frozen_manifest()  # nothing frozen: one line naming the command that freezes
     diag = s.loaded.config.diag
-    card = gather(partition, s.problem(), diag.openai.price if diag.judge == "openai" else None,
-                  _agreement(s))
+    price = diag.openai.price if diag.judge == "openai" else None
+    baseline = partition.frozen_manifest()["input_digests"]["baseline_predictions"]
+    card = gather(s.inputs, partition, s.problem(), price, _agreement(s),
+                  budget_now(s.loaded.path, s.loaded.config.evaluation.test_looks_max, baseline,
+                             partition.split_id),
+                  read_provenance(s.loaded.paths.harness_db))
     out: Path = args.out or report_dir(partition.out_dir)
     written = write_card(card, out, benchmark_name(s))
     print(f"card={written[0]}")
     print(f"markdown={written[1]}")
-    print(f"figures={len(written) - 2}")
+    print(f"latex={written[2]}")
+    print(f"pool_ids={written[3]}")
+    print(f"figures={len(written) - 4}")
     say(f"wrote the split card of {partition.split_id} ({partition.key}) to {out}")
     return 0
 

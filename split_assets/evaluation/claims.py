@@ -113,7 +113,7 @@ def record(partition: Partition, report: dict[str, Any], source: str,
             test = pools[POOL]
             sealed = test_pool(partition)
             # one budget per baseline on the instance: other workspaces' looks count here
-            shared = held.enter_context(shared_budget(store, workspace_of(partition.loaded),
+            shared = held.enter_context(shared_budget(store, workspace_of(partition.config_path),
                                                       sealed.baseline, budget))
             budget = shared.budget
             # earlier splits' looks at these questions share the budget (written with it)

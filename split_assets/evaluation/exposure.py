@@ -85,7 +85,7 @@ def check_refreeze(store: SignalStore, partition: Partition, baseline: str,
 
     if allowed or partition.files.pools.is_file():
         return
-    elsewhere = published_elsewhere(workspace_of(partition.loaded), baseline)
+    elsewhere = published_elsewhere(workspace_of(partition.config_path), baseline)
     earlier = store.exposures(baseline) + [x for _, x in elsewhere.exposures]
     known = {(r.diag_fingerprint, r.split_id)
              for r in [*store.frozen(baseline), *(r for _, r in elsewhere.frozen)]}

@@ -199,7 +199,7 @@ def _record_export(partition: Partition, ids: list[str], name: str, spend: bool)
     pool = test_pool(partition)
     digest = digest_of({"export": name, "question_ids": ids})
     with partition.store() as store, shared_budget(
-            store, workspace_of(partition.loaded), pool.baseline,
+            store, workspace_of(partition.config_path), pool.baseline,
             partition.evaluation.test_looks_max) as shared:
         try:
             look = record_test_look(store, pool, f"export:{name}", digest, "export", {},

@@ -26,6 +26,7 @@ from split_assets.evaluation.exposure import TestPool, pool_of, record_test_look
 from split_assets.evaluation.laundering import answers_db
 from split_assets.evaluation.reuse import one_sided_p
 from split_assets.evaluation.shared_budget import SharedBudget
+from split_assets.importing.workspace_runs import LookLine
 from split_assets.importing.workspace_setup import Answer
 from split_assets.lib.canonical import digest_of, sha256_hex
 from split_assets.sources.benchmark import Benchmark
@@ -143,11 +144,6 @@ def scored(run_id: str, answers: dict[str, Answer], benchmark: Benchmark,
     the harness db, on a temporary copy of its rows)."""
     with answers_db(run_id, answers) as db:
         return run_outcomes(db, run_id, benchmark, infra)
-
-
-class LookLine(str):
-    """The line of an import that was a test look: said on stderr, where the user sees it
-    beside the command's other messages (``ImportSummary.said``)."""
 
 
 def look_line(n: int, budget: int | None, spend: bool, what: str) -> LookLine:

@@ -16,22 +16,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from split_assets.app.instance_home import resolve_dagster_home
 from split_assets.config_keys import config_key
+from split_assets.lib.instance_home import resolve_dagster_home
 from split_assets.store.instance_ledger import InstanceLedger, Published
 from split_assets.store.ledger import Look
 
 if TYPE_CHECKING:
-    from split_assets.settings import LoadedConfig
     from split_assets.store.signals import SignalStore
 
 WORKSPACE = "workspace"  # the statistic's key naming the workspace a copied look was made in
 POOL = "test"
 
 
-def workspace_of(loaded: LoadedConfig) -> str:
+def workspace_of(config_path: Path) -> str:
     """A workspace's name on the instance: the folder of its config file."""
-    return str(Path(loaded.path).parent)
+    return str(Path(config_path).parent)
 
 
 @dataclass(frozen=True)
@@ -118,3 +117,14 @@ def published_elsewhere(workspace: str, baseline: str) -> Published:
         return ledger.read(baseline, but=workspace)
     finally:
         ledger.close()
+
+
+def budget_now(config_path: Path, declared: int | None, baseline: str,
+               split_id: str) -> tuple[SharedBudget, list[Look]]:
+    """The budget a look at the split would be held to now (``declared``: this workspace's
+    test_looks_max), and the other workspaces' looks at it that this store has not copied
+    yet (a read: ``split-assets report``)."""
+    here = workspace_of(config_path)
+    published = published_elsewhere(here, baseline)
+    return (_budget(declared, here, published),
+            [look for look in copied(published) if look.split_id == split_id])

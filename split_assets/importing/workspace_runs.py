@@ -18,7 +18,6 @@ from typing import Any
 import yaml
 
 from split_assets.errors import InputError, UserError
-from split_assets.evaluation.sealed import LookLine as _SAID
 from split_assets.importing.workspace_setup import (
     HARNESS_DB,
     SIGNALS_DB,
@@ -45,6 +44,11 @@ BENCHMARK_FILE = f"{QUESTIONS}/videomme.json"  # Video-MME's; other benchmarks: 
 ROLES = ("reference", "candidate", "control")
 
 
+class LookLine(str):
+    """The line of an import that was a test look (``evaluation/sealed.py``): said on stderr,
+    where the user sees it beside the command's other messages (``ImportSummary.said``)."""
+
+
 @dataclass
 class ImportSummary:
     """What an import did (printed by the CLI)."""
@@ -61,11 +65,11 @@ class ImportSummary:
         out = [f"imported run {self.run_id}: {self.answered} answers to {self.questions} "
                f"questions into {self.workspace}"]
         out += [f"wrote {name}" for name in self.created]
-        return out + [n for n in self.notes if not isinstance(n, _SAID)]
+        return out + [n for n in self.notes if not isinstance(n, LookLine)]
 
     def said(self) -> list[str]:
         """What the CLI says on stderr: the test look an import was (``sealed.LookLine``)."""
-        return [str(n) for n in self.notes if isinstance(n, _SAID)]
+        return [str(n) for n in self.notes if isinstance(n, LookLine)]
 
 
 # (run id, the role as given or None, the answers, the workspace's benchmark) -> notes

@@ -199,7 +199,7 @@ def _test_exposure(s: Session, problem: SplitProblem, frozen: FrozenSplit,
                           frozen.sha256, frozen.data.decode("utf-8"))
     video_of = {q.question_id: q.video_id for q in problem.questions}
     with partition.store() as store, shared_budget(
-            store, workspace_of(partition.loaded), baseline,
+            store, workspace_of(partition.config_path), baseline,
             partition.evaluation.test_looks_max):  # other workspaces' looks and splits
         return freeze_exposure(store, pool, record, not partition.files.pools.is_file(),
                                refreeze, video_of)

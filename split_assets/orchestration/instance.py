@@ -10,8 +10,8 @@ from pathlib import Path
 
 from dagster import DagsterInstance
 
-from split_assets.app.instance_home import resolve_dagster_home
 from split_assets.errors import UserError, environment_error
+from split_assets.lib.instance_home import resolve_dagster_home
 
 # telemetry off; no first-visit modal in the UI
 DAGSTER_YAML = "telemetry:\n  enabled: false\nnux:\n  enabled: false\n"

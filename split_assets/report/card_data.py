@@ -13,11 +13,13 @@ from typing import TYPE_CHECKING, Any
 from split_assets.evaluation.comparison import load_pools
 from split_assets.evaluation.feedback import ladder_submissions
 from split_assets.evaluation.reuse import Ladder
+from split_assets.evaluation.shared_budget import SharedBudget
 from split_assets.split.layout import POOLS
 
 if TYPE_CHECKING:
     from split_assets.split.problem import SplitProblem
     from split_assets.store.ledger import Look
+    from split_assets.workspace.inputs import Inputs
     from split_assets.workspace.partition import Partition
 
 TIERS = ("T0", "T1", "T2")
@@ -31,24 +33,43 @@ class CardData:
     looks: dict[str, dict[str, int]]           # pool -> {"looks", "repeats"}
     leaderboard: list[dict[str, Any]] = field(default_factory=list)
     agreement: dict[str, Any] | None = None
+    claims: list[dict[str, Any]] = field(default_factory=list)  # one per test look
+    test_budget: dict[str, Any] = field(default_factory=dict)  # budget, declared_by
+    provenance: dict[str, dict[str, Any]] = field(default_factory=dict)  # run -> provenance
+    pool_ids: dict[str, list[str]] = field(default_factory=dict)  # pool -> question ids
 
     @property
     def task_types(self) -> list[str]:
         return sorted({t for pool in self.by_type.values() for t in pool})
 
 
-def gather(partition: Partition, problem: SplitProblem, price: Any | None,
-           agreement: dict[str, Any] | None = None) -> CardData:
-    """The card's data for the partition's frozen split (``price``: ``diag.openai.price``)."""
+def gather(inputs: Inputs, partition: Partition, problem: SplitProblem, price: Any | None,
+           agreement: dict[str, Any] | None = None,
+           shared: tuple[SharedBudget, list[Look]] | None = None,
+           provenance: dict[str, dict[str, Any]] | None = None) -> CardData:
+    """The card's data for the partition's frozen split (``price``: ``diag.openai.price``;
+    ``shared``: the test budget now and other workspaces' looks at the split, from
+    ``shared_budget.budget_now``; ``provenance``: the harness db's, by run)."""
+    from split_assets.report.card_claims import claim_rows
+
     manifest = partition.frozen_manifest()
     doc = load_pools(partition)
+    budget, elsewhere = shared or (SharedBudget(partition.evaluation.test_looks_max, None, ()),
+                                   [])
     with partition.store(read_only=True) as store:
         rows = store.rows(partition.run_id, partition.key)
         statuses = store.call_statuses(partition.key)
         looks = store.looks(doc["split_id"])
+    have = {(look.pool, look.answers_digest) for look in looks}
+    looks += [look for look in elsewhere if (look.pool, look.answers_digest) not in have]
+    claims = claim_rows(inputs, partition, looks, budget.budget)
+    runs = {partition.run_id, *(r for c in claims for r in c["runs"])}
     return CardData(manifest, _by_type(problem, doc), _judge(rows, statuses, price),
                     _look_counts(looks),
-                    _leaderboard(problem, doc, looks, manifest["pools_sha256"]), agreement)
+                    _leaderboard(problem, doc, looks, manifest["pools_sha256"]), agreement,
+                    claims, {"budget": budget.budget, "declared_by": budget.declared_by},
+                    {run: p for run, p in (provenance or {}).items() if run in runs},
+                    {pool: sorted(doc["pools"][pool]) for pool in POOLS})
 
 
 def _by_type(problem: SplitProblem, doc: dict[str, Any]) -> dict[str, dict[str, Counter]]:
@@ -77,11 +98,14 @@ def _judge(rows: list[Any], statuses: dict[str, int], price: Any | None) -> dict
 
 
 def _look_counts(looks: list[Look]) -> dict[str, dict[str, int]]:
-    out: dict[str, dict[str, int]] = {}
+    """Per pool: the distinct answers looked at, and how many of them were evaluated again
+    (once each, however often: a ``run`` that re-evaluates the same candidates repeats no
+    new hypothesis)."""
+    seen: dict[str, Counter] = {}
     for look in looks:
-        counts = out.setdefault(look.pool, {"looks": 0, "repeats": 0})
-        counts["repeats" if look.is_repeat else "looks"] += 1
-    return out
+        seen.setdefault(look.pool, Counter())[look.answers_digest] += 1
+    return {pool: {"looks": len(counts), "repeats": sum(1 for n in counts.values() if n > 1)}
+            for pool, counts in seen.items()}
 
 
 def _leaderboard(problem: SplitProblem, doc: dict[str, Any], looks: list[Look],

@@ -1,10 +1,11 @@
 """The split card's figures (matplotlib, drawn off-screen): each written as PNG (for the HTML
-page, embedded, and the Markdown file) and SVG (for a paper). ``draw`` returns each figure's
-file stem and caption, in the card's order."""
+page, embedded, and the Markdown file) and SVG (for a paper). ``draw`` returns each
+``Figure``, in the card's order; a figure with no data point is replaced by one sentence."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -13,11 +14,26 @@ from split_assets.split.layout import POOLS
 
 COLORS = {"train": "#4C72B0", "validation": "#DD8452", "test": "#55A868", "global": "#8C8C8C",
           "T0": "#BBBBBB", "T1": "#F2B701", "T2": "#C44E52", "floor": "#222222"}
-Figure = tuple[str, str]  # (file stem, caption)
+EMPTY = {"floors": "No task type has a non-degraded T2 in trainval and no floor is set, so "
+                   "there is nothing to draw.",
+         "tiers": "No pool holds a wrong answer, so there is nothing to draw.",
+         "power": "No pool has a detectable-gain figure, so there is nothing to draw."}
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One figure of the card: its file stem, caption, how many data points it drew (0: not
+    written; the card shows ``empty`` instead)."""
+
+    stem: str
+    caption: str
+    points: int
+    empty: str = "There is nothing to draw."
 
 
 def draw(card: CardData, folder: Path) -> list[Figure]:
-    """Every figure the card's data allows, as ``folder/<stem>.png`` and ``.svg``."""
+    """Every figure the card's data allows, as ``folder/<stem>.png`` and ``.svg``; a figure
+    that would draw no data point is not written."""
     import matplotlib
 
     matplotlib.use("Agg")  # no screen; set before pyplot is imported
@@ -35,29 +51,51 @@ def draw(card: CardData, folder: Path) -> list[Figure]:
         ("power", "Minimum detectable accuracy gain (80 % power, alpha 0.05) per pool.",
          _power)]
     if card.leaderboard:
-        makers.append(("leaderboard", "The Ladder's released accuracy over feedback "
-                                      "submissions.", _leaderboard))
+        makers.append(("leaderboard", "The Ladder's released accuracy at each feedback "
+                                      "submission (filled: the leaderboard moved).",
+                       _leaderboard))
     out = []
     for stem, caption, make in makers:
-        _save(folder, stem, make, card)
-        out.append((stem, caption))
+        points = _save(folder, stem, make, card)
+        out.append(Figure(stem, caption, points, EMPTY.get(stem, "There is nothing to draw.")))
     return out
 
 
 def _save(folder: Path, stem: str, make: Callable[[Any, CardData], None],
-          card: CardData) -> None:
+          card: CardData) -> int:
+    """Draw one figure; write it when it holds data; its data points."""
     import matplotlib.pyplot as plt
 
     wide = stem in ("task_types", "floors")
     fig, ax = plt.subplots(figsize=(9.0 if wide else 6.4, 4.2 if wide else 3.4))
     try:
         make(ax, card)
-        ax.spines[["top", "right"]].set_visible(False)
-        fig.tight_layout()
-        fig.savefig(folder / f"{stem}.png", dpi=120, metadata={"Software": None})
-        fig.savefig(folder / f"{stem}.svg", metadata={"Date": None})
+        points = data_points(ax)
+        for ext in ("png", "svg"):
+            (folder / f"{stem}.{ext}").unlink(missing_ok=True)  # an earlier card's
+        if points:
+            ax.spines[["top", "right"]].set_visible(False)
+            fig.tight_layout()
+            fig.savefig(folder / f"{stem}.png", dpi=120, metadata={"Software": None})
+            fig.savefig(folder / f"{stem}.svg", metadata={"Date": None})
+        return points
     finally:
         plt.close(fig)
+
+
+def data_points(ax: Any) -> int:
+    """The data a drawn axes shows: bars of non-zero height, points of lines and scatters,
+    and line segments above zero (floor marks)."""
+    from matplotlib.collections import LineCollection, PathCollection
+
+    n = sum(1 for p in ax.patches if getattr(p, "get_height", lambda: 0)() != 0)
+    n += sum(len(line.get_xdata()) for line in ax.lines)
+    for c in ax.collections:
+        if isinstance(c, PathCollection):
+            n += len(c.get_offsets())
+        elif isinstance(c, LineCollection):
+            n += sum(1 for seg in c.get_segments() if len(seg) and max(seg[:, 1]) > 0)
+    return n
 
 
 def _grouped(ax: Any, labels: list[str], series: dict[str, list[float]]) -> None:
@@ -96,8 +134,7 @@ def _accuracy(ax: Any, card: CardData) -> None:
     acc = card.manifest["baseline_accuracy"]
     names = ["global", *POOLS]
     ax.bar(names, [acc[k] for k in names], color=[COLORS[k] for k in names])
-    low = min(acc[k] for k in names)
-    ax.set_ylim(max(0.0, low - 0.1), min(1.0, max(acc[k] for k in names) + 0.05))
+    ax.set_ylim(0.0, 1.0)  # from 0: a bar's height is the accuracy
     ax.set_ylabel("baseline accuracy")
 
 
@@ -139,13 +176,21 @@ def _power(ax: Any, card: CardData) -> None:
 
 
 def _leaderboard(ax: Any, card: CardData) -> None:
+    """Every submission's released score (filled where the leaderboard moved), joined as the
+    step the leaderboard is."""
     board = card.leaderboard
     xs = [row["submission"] for row in board]
-    ax.step(xs, [row["leaderboard_accuracy"] for row in board], where="post",
-            color=COLORS["validation"])
-    moved = [row for row in board if row["moved"]]
-    ax.scatter([r["submission"] for r in moved], [r["leaderboard_accuracy"] for r in moved],
-               color=COLORS["validation"], zorder=3, label="moved")
+    ys = [row["leaderboard_accuracy"] for row in board]
+    moved = [row["moved"] for row in board]
+    ax.step(xs, ys, where="post", color=COLORS["validation"], alpha=0.6)
+    for shown, label, face in ((True, "moved", COLORS["validation"]), (False, "held", "white")):
+        chosen = [i for i, m in enumerate(moved) if m == shown]
+        if chosen:
+            ax.scatter([xs[i] for i in chosen], [ys[i] for i in chosen], facecolors=face,
+                       edgecolors=COLORS["validation"], zorder=3, label=label)
+    ax.set_xticks(xs if len(xs) <= 12 else xs[:: max(1, len(xs) // 12)])
+    ax.set_xlim(0.5, len(xs) + 0.5)
+    ax.set_ylim(max(0.0, min(ys) - 0.05), min(1.0, max(ys) + 0.05))
     ax.set_xlabel("submission")
-    ax.set_ylabel("leaderboard accuracy")
+    ax.set_ylabel("leaderboard accuracy (released)")
     ax.legend(fontsize=8, frameon=False)

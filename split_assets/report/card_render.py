@@ -5,12 +5,21 @@ from __future__ import annotations
 
 import base64
 import html
+import json
 import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from split_assets.config_keys import config_key
 from split_assets.lib.canonical import atomic_write_bytes
+from split_assets.report.card_claims_render import (
+    CARD_TEX,
+    POOL_IDS,
+    claims_section,
+    claims_tex,
+    provenance_section,
+)
 from split_assets.report.card_data import TIERS, CardData
 from split_assets.report.card_figures import Figure, draw
 from split_assets.split.layout import POOLS
@@ -20,13 +29,17 @@ CARD_MD, CARD_HTML, FIGURES = "split_card.md", "split_card.html", "figures"
 
 
 def write_card(card: CardData, out: Path, benchmark: str) -> list[Path]:
-    """``out/split_card.md``, ``out/split_card.html`` and ``out/figures/*.png|svg``."""
+    """``out/split_card.md``, ``out/split_card.html``, ``out/split_card.tex`` (the claims),
+    ``out/pool_ids.json`` and ``out/figures/*.png|svg``."""
     figures = draw(card, out / FIGURES)
     markdown = "\n".join(sections(card, benchmark, figures))
     atomic_write_bytes(out / CARD_MD, markdown.encode("utf-8"))
-    atomic_write_bytes(out / CARD_HTML, as_html(markdown, out).encode("utf-8"))
-    return [out / CARD_HTML, out / CARD_MD,
-            *(out / FIGURES / f"{stem}.{ext}" for stem, _ in figures for ext in ("png", "svg"))]
+    atomic_write_bytes(out / CARD_HTML, as_html(markdown, out, figures).encode("utf-8"))
+    atomic_write_bytes(out / CARD_TEX, claims_tex(card, benchmark).encode("utf-8"))
+    atomic_write_bytes(out / POOL_IDS, (json.dumps(card.pool_ids, indent=1) + "\n").encode())
+    return [out / CARD_HTML, out / CARD_MD, out / CARD_TEX, out / POOL_IDS,
+            *(out / FIGURES / f"{f.stem}.{ext}" for f in figures if f.points
+              for ext in ("png", "svg"))]
 
 
 def _table(header: list[str], rows: list[list[Any]]) -> list[str]:
@@ -38,20 +51,42 @@ def _pct(x: float) -> str:
     return f"{100 * x:.1f} %"
 
 
+def _figure(f: Figure) -> str:
+    """A figure, or the one sentence that replaces it when it has no data."""
+    if not f.points:
+        return f"*{f.caption}* {f.empty}\n"
+    return f"![{f.caption}]({FIGURES}/{f.stem}.png)\n\n*{f.caption}*\n"
+
+
 def sections(card: CardData, benchmark: str, figures: list[Figure]) -> list[str]:
     m = card.manifest
-    fig = {stem: f"![{caption}]({FIGURES}/{stem}.png)\n\n*{caption}*\n" for stem, caption
-           in figures}
+    fig = {f.stem: _figure(f) for f in figures}
     return [f"# Split card: {benchmark}, split {m['split_id']}", "", *_warnings(m),
-            *_summary(card), *_provenance(m, benchmark), "## Pools", "",
+            *claims_section(card, _table), fig.get("leaderboard", ""), *_summary(card),
+            *_provenance(m, benchmark), *provenance_section(card, m["config"]["video_split"]
+                                                            ["baseline_run_id"], _table),
+            *_settings(m), "## Pools", "",
             *_pools(m), fig["pool_sizes"], "## Representativeness", "", *_deviation(m),
             *_balanced(m),
             fig["task_types"], fig["difficulty"], fig["accuracy"], "## Diagnoses", "",
             *_tiers(card), fig["tiers"], *_floors(card), fig["floors"], "## Power", "",
             *_power(m), fig["power"], "## The judge", "", *_judge(card),
-            "## The ledger", "", *_ledger(card), fig.get("leaderboard", ""),
+            "## The ledger", "", *_ledger(card),
             "---", "", "This card carries ids and statistics only, never the benchmark's "
-            "question text, so it can be shared where the benchmark's annotation cannot.", ""]
+            f"question text, so it can be shared where the benchmark's annotation cannot; the "
+            f"pools' question ids are in [{POOL_IDS}]({POOL_IDS}), the claims as a LaTeX table "
+            f"in [{CARD_TEX}]({CARD_TEX}).", ""]
+
+
+def _settings(m: dict[str, Any]) -> list[str]:
+    """The split's settings: what a reader needs to make the same split again."""
+    vs = m["config"]["video_split"]
+    rows = [[key, f"`{vs[key]}`"] for key in ("n_trainval", "val_ratio", "epsilon", "seed",
+                                              "floor_share", "val_wrong_min", "balance_runs")
+            if vs.get(key) not in (None, {}, [])]
+    if vs.get("floor_k"):  # per task type: the floors table below
+        rows.append(["floor_k", f"{len(vs['floor_k'])} task types (the floors under Diagnoses)"])
+    return ["### Settings", "", *_table(["setting", "value"], rows)]
 
 
 def _warnings(m: dict[str, Any]) -> list[str]:
@@ -178,23 +213,18 @@ def _ledger(card: CardData) -> list[str]:
     limit = card.manifest["config"].get("evaluation", {}).get("test_looks_max")
     rows = [[p, card.looks.get(p, {}).get("looks", 0), card.looks.get(p, {}).get("repeats", 0)]
             for p in ("validation", "test")]
-    out = [*_table(["pool", "looks", "repeats"], rows),
-           f"Test looks allowed: {limit if limit is not None else 'no limit set'}.", ""]
-    if card.leaderboard:
-        out += ["The Ladder's leaderboard (validation feedback):", "", *_table(
-            ["submission", "run", "leaderboard accuracy", "moved", "significant"],
-            [[r["submission"], r["run_id"], f"{r['leaderboard_accuracy']:.4f}",
-              "yes" if r["moved"] else "no", "yes" if r["significant"] else "no"]
-             for r in card.leaderboard])]
-    return out
+    return ["Looks are distinct answers evaluated on a pool; repeats, those of them evaluated "
+            "again (each counted once).", "", *_table(["pool", "looks", "repeats"], rows),
+            f"Test looks allowed: {limit if limit is not None else 'no limit set'}.", ""]
 
 
-def as_html(markdown: str, out: Path) -> str:
+def as_html(markdown: str, out: Path, figures: Sequence[Figure] = ()) -> str:
     """The Markdown as one HTML page: headings, lists, tables, emphasis; each figure's PNG
     embedded as a data URI, so the page stands alone."""
     body: list[str] = []
     table: list[str] = []
     listing = False
+    points = {f"{FIGURES}/{f.stem}.png": f.points for f in figures}
     for line in [*markdown.splitlines(), ""]:
         if line.startswith("|"):
             table.append(line)
@@ -205,7 +235,7 @@ def as_html(markdown: str, out: Path) -> str:
         if line.startswith("- ") != listing:
             listing = not listing
             body.append("<ul>" if listing else "</ul>")
-        body.append(_html_line(line, out))
+        body.append(_html_line(line, out, points))
     style = ("body{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto;"
              "padding:0 1rem;color:#222}table{border-collapse:collapse;margin:.5rem 0 1rem}"
              "td,th{border:1px solid #ccc;padding:.2rem .5rem;font-size:.9rem}"
@@ -223,14 +253,15 @@ def _inline(text: str) -> str:
     return re.sub(r"\*([^*]+)\*", r"<em>\1</em>", text)
 
 
-def _html_line(line: str, out: Path) -> str:
+def _html_line(line: str, out: Path, points: dict[str, int]) -> str:
     if line.startswith("#"):
         level = len(line) - len(line.lstrip("#"))
         return f"<h{level}>{_inline(line[level:].strip())}</h{level}>"
     image = re.fullmatch(r"!\[(.*)\]\((.*\.png)\)", line)
     if image:
         data = base64.b64encode((out / image[2]).read_bytes()).decode("ascii")
-        return (f"<figure><img alt=\"{html.escape(image[1])}\" "
+        return (f"<figure><img alt=\"{html.escape(image[1])}\" "  # its data points, for tests
+                f"data-points=\"{points.get(image[2], '')}\" "
                 f"src=\"data:image/png;base64,{data}\"></figure>")
     if line.startswith("- "):
         return f"<li>{_inline(line[2:])}</li>"

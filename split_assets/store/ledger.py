@@ -173,8 +173,7 @@ class Ledger:
                     (x.baseline, x.pools_sha256, x.split_id, x.answers_digest, x.run_id,
                      json.dumps(sorted(x.question_ids)), now))
 
-    def _has_exposure_tables(self) -> bool:
-        """A store of an earlier release (opened read-only, never migrated) has none."""
+    def _has_exposure_tables(self) -> bool:  # not in an earlier release's store, read-only
         return self.schema_version >= EXPOSURE_VERSION
 
     def exposures(self, baseline: str) -> list[Exposure]:
@@ -197,8 +196,7 @@ class Ledger:
         return added
 
     def record_frozen(self, record: FrozenRecord) -> None:
-        """Remember a split as frozen (idempotent)."""
-        with self._tx():
+        with self._tx():  # idempotent
             self._insert_frozen(record)
 
     def _insert_frozen(self, record: FrozenRecord) -> None:
@@ -208,9 +206,8 @@ class Ledger:
 
     def mirror(self, looks: Sequence[Look], exposures: Sequence[Exposure],
                frozen: Sequence[FrozenRecord]) -> int:
-        """Other workspaces' test looks of the baseline (each once: by split and answers
-        digest), their exposures and frozen splits, in one transaction (``shared_budget``);
-        the look rows added."""
+        """Other workspaces' test looks (once each), exposures and frozen splits, in one
+        transaction (``evaluation/shared_budget.py``); the look rows added."""
         with self._tx():
             self._lock_ledger()
             added = self._inherit(looks)

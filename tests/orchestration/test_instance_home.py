@@ -1,5 +1,5 @@
 """Which Dagster instance a command uses: ``DAGSTER_HOME``, else the project's, else one fixed
-folder outside the working one (``app/instance_home.resolve_dagster_home``)."""
+folder outside the working one (``lib/instance_home.resolve_dagster_home``)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ def test_run_from_another_folder_uses_the_project_s_instance(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """No DAGSTER_HOME: the project's instance, wherever the command starts; none is made in
     the working folder, and run names the one it used."""
-    from split_assets.app import instance_home
+    from split_assets.lib import instance_home
 
     project = tmp_path / "project"
     elsewhere = tmp_path / "elsewhere"

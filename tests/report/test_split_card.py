@@ -56,12 +56,35 @@ def _card(root: Path) -> dict:
     second = feedback_answers("loop-2", {r["question_id"]: r["baseline_letter"] for r in rows},
                               config)
     cli("compare", "--candidate", "loop-1", "--config", config)
+    # a full-benchmark candidate: its import is test look 1; compare on test is its repeat
+    cli("import", "predictions", "--jsonl", str(_full_candidate(root)), "--run-id", "k32",
+        "--workspace", str(root / "ws"), "--role", "candidate")
+    compared = json.loads(cli("compare", "--candidate", "k32", "--pool", "test", "--json",
+                              "--config", config)["_out"])
     made = cli("report", "--config", config)
     ledger = json.loads(cli("ledger", "--config", config, "--json")["_out"])
     cli("verify", str(_pools(root)), "--config", config)  # the card left the split intact
     manifest = json.loads(_manifest(root).read_bytes())
     return {"made": made, "ledger": ledger, "manifest": manifest, "feedback": [first, second],
-            "root": root, "rows": rows}
+            "root": root, "rows": rows, "compared": compared}
+
+
+def _full_candidate(root: Path) -> Path:
+    """The baseline's answers with every third wrong one corrected, on every question."""
+    import sqlite3
+
+    truth = {q["question_id"]: q["answer"] for v in json.loads(
+        (root / "ws/questions/videomme.json").read_text()) for q in v["questions"]}
+    with sqlite3.connect(root / "ws/harness.db") as conn:
+        given = dict(conn.execute("SELECT question_id, raw_response FROM predictions WHERE "
+                                  "run_id = 'baseline-2026-01'").fetchall())
+    for i, q in enumerate(sorted(given)):
+        if i % 3 == 0:
+            given[q] = f"The answer is {truth[q]}."
+    path = root / "k32.jsonl"
+    path.write_text("".join(json.dumps({"question_id": q, "response": r}) + "\n"
+                            for q, r in sorted(given.items())))
+    return path
 
 
 def _pools(root: Path) -> Path:
@@ -80,6 +103,13 @@ def test_the_card_holds_every_file(card: dict) -> None:
         for ext in ("png", "svg"):
             assert (html.parent / "figures" / f"{stem}.{ext}").stat().st_size > 1000
     assert int(card["made"]["figures"]) == 2 * len(FIGURES)
+    assert Path(card["made"]["latex"]).name == "split_card.tex"
+    ids = json.loads(Path(card["made"]["pool_ids"]).read_text())  # ids in a file, not inline
+    doc = json.loads(_pools(card["root"]).read_text())
+    assert ids == {pool: sorted(doc["pools"][pool]) for pool in ("train", "validation", "test")}
+    md = Path(card["made"]["markdown"]).read_text(encoding="utf-8")
+    assert "(pool_ids.json)" in md and not any(f"{q} " in md or f"{q}," in md
+                                               for q in ids["test"][:50])
     page = html.read_text(encoding="utf-8")
     assert page.count("data:image/png;base64,") == len(FIGURES)  # self-contained
     assert "src=\"figures/" not in page and "<table>" in page
@@ -116,6 +146,67 @@ def test_the_card_s_numbers_are_the_manifest_s_and_the_ledger_s(card: dict) -> N
         assert row["options"][0] not in md
 
 
+def _claims_row(text: str) -> str:
+    return next(line for line in text.splitlines() if line.startswith("| 1 | k32"))
+
+
+def test_the_claims_come_first_and_agree_with_compare(card: dict) -> None:
+    """The look's gain, CI, p and verdict in the card (Markdown, HTML, LaTeX) are those
+    compare --pool test --json printed; its repeat is folded into the look."""
+    test = card["compared"]["pools"]["test"]
+    r, c = test["vs_baseline"], test["claim"]
+    gain = (f"{100 * r['gain']:+.2f} [{100 * r['gain_ci95'][0]:+.2f}, "
+            f"{100 * r['gain_ci95'][1]:+.2f}]")
+    verdict = "significant gain" if c["significant"] else "not significant"
+    expected = [str(c["look"]), "k32", str(r["n"]), "baseline", f"{r['reference_accuracy']:.4f}",
+                f"{r['candidate_accuracy']:.4f}", gain, f"{r['p_exact']:.4g}",
+                f"{r['p_mid']:.4g}", f"{c['p_one_sided']:.4g}", "0.05/5 = 0.01", verdict, "yes"]
+    md = Path(card["made"]["markdown"]).read_text(encoding="utf-8")
+    assert _claims_row(md) == "| " + " | ".join(expected) + " |"
+    assert md.index("## Claims on test") < md.index("## Summary") < md.index("## Pools")
+    assert md.index("### The validation leaderboard") < md.index("## Summary")
+    page = Path(card["made"]["card"]).read_text(encoding="utf-8")
+    assert "<tr>" + "".join(f"<td>{v}</td>" for v in expected) + "</tr>" in page
+    tex = Path(card["made"]["latex"]).read_text(encoding="utf-8")
+    chosen = [expected[i] for i in (0, 1, 2, 4, 5, 6, 7, 8, 9, 11)]
+    assert " & ".join(chosen) + " \\\\" in tex
+    assert "\\toprule" in tex and "\\bottomrule" in tex and "0.05/5" in tex
+    # the baseline and the candidate's provenance, and the split's settings
+    assert "| baseline-2026-01 | baseline |" in md
+    assert "| k32 | candidate | predictions JSONL |" in md
+    assert "Look 1 was evaluated again 1 time(s)" in md  # the compare, folded into it
+    vs = card["manifest"]["config"]["video_split"]
+    assert f"| n_trainval | `{vs['n_trainval']}` |" in md
+    assert f"| val_ratio | `{vs['val_ratio']}` |" in md
+
+
+def test_latex_escapes_run_ids() -> None:
+    from split_assets.report.card_claims_render import tex_escape
+
+    assert tex_escape("run_1 & 50% {x}") == "run\\_1 \\& 50\\% \\{x\\}"
+
+
+def test_a_figure_with_no_data_is_a_sentence(tmp_path: Path) -> None:
+    """The floors figure of a split without T2 or floors draws nothing: it is not written and
+    the card says so in one sentence (checked from the drawn axes' data)."""
+    from split_assets.report.card_data import CardData
+    from split_assets.report.card_figures import draw
+
+    manifest = {"floors": {}, "tier_counts": {p: {} for p in ("train", "validation", "test")},
+                "power": {}, "counts": {p: {"videos": 1, "questions": 3}
+                                        for p in ("train", "validation", "test")},
+                "distributions": {p: {"task_type": {"a": 3}, "difficulty": {"short": 3}}
+                                  for p in ("train", "validation", "test")},
+                "baseline_accuracy": {"global": 1.0, "train": 1.0, "validation": 1.0,
+                                      "test": 1.0}}
+    card = CardData(manifest, {p: {} for p in ("train", "validation", "test")}, {}, {})
+    drawn = {f.stem: f for f in draw(card, tmp_path)}
+    for stem in ("floors", "tiers", "power"):
+        assert drawn[stem].points == 0 and not (tmp_path / f"{stem}.png").exists()
+        assert "nothing to draw" in drawn[stem].empty
+    assert drawn["accuracy"].points == 4 and (tmp_path / "accuracy.png").is_file()
+
+
 @pytest.mark.slow
 def test_the_card_opens_in_chromium(card: dict, tmp_path: Path) -> None:
     from playwright.sync_api import sync_playwright
@@ -129,6 +220,10 @@ def test_the_card_opens_in_chromium(card: dict, tmp_path: Path) -> None:
         assert page.title().startswith("Split card: videomme")
         drawn = page.eval_on_selector_all("img", "imgs => imgs.map(i => i.naturalWidth)")
         assert len(drawn) == len(FIGURES) and min(drawn) > 300
+        # every figure shown holds data: the points it drew, as the page carries them
+        points = page.eval_on_selector_all("img", "imgs => imgs.map(i => +i.dataset.points)")
+        assert len(points) == len(FIGURES) and min(points) > 0, points
+        assert page.get_by_role("heading", name="Claims on test").is_visible()
         assert page.get_by_role("heading", name="The ledger").is_visible()
         page.screenshot(path=str(tmp_path / "split-card.png"), full_page=False)
         browser.close()

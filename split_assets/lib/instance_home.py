@@ -7,7 +7,12 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from split_assets.app.declared_workspaces import project_root
+
+def project_root() -> Path | None:
+    """The checkout the package runs from (its ``pyproject.toml`` beside the package, as
+    ``make`` installs it), or None for a package installed without its checkout."""
+    checkout = Path(__file__).resolve().parents[2]
+    return checkout if (checkout / "pyproject.toml").is_file() else None
 
 
 def resolve_dagster_home() -> Path:
