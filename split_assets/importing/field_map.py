@@ -148,10 +148,19 @@ def _by_first_line(path: Path, task: str | None) -> str | None:
         return None
     profile = profile_of_line(first)
     if profile is None:
+        from split_assets.importing.videomme_harnesses import videomme_score_key
+
+        key = videomme_score_key(first)
+        if key is not None:  # a renamed task over Video-MME's questions: a hint that works
+            raise UserError(f"unknown task {task or '(none in the file name)'} in {path.name}: "
+                            f"its lines carry Video-MME's score fields under {key!r}",
+                            str(path), "pass --benchmark videomme to import them as "
+                            "Video-MME (that key is read in place of videomme_perception_score)")
         raise UserError(f"unknown task {task or '(none in the file name)'} in {path.name}: "
                         "its lines carry no metric of a supported benchmark", str(path),
-                        f"pass --benchmark NAME (videomme, {', '.join(PROFILES)}) or "
-                        "--map FILE.yaml naming the fields")
+                        f"pass --map FILE.yaml naming the fields (docs/how-to/import.md), or "
+                        f"--benchmark NAME (videomme, {', '.join(PROFILES)}) when the lines "
+                        "carry that benchmark's score fields")
     return profile.name
 
 

@@ -51,6 +51,20 @@ from split_assets.sources.letters import extract_letter
 
 LMMS_METRIC = "videomme_perception_score"
 LMMS_METRIC_OLD = "videomme_percetion_score"  # lmms-eval before bb3fd82 (v0.3.0)
+# the fields of videomme_process_results' score dict: a renamed task (its own task and metric
+# names over the same questions) keeps them under another key
+SCORE_FIELDS = ("question_id", "pred_answer", "task_category", "duration")
+
+
+def videomme_score_key(record: dict[str, Any]) -> str | None:
+    """The key of a line's Video-MME score dict: ``videomme_perception_score`` (or its old
+    spelling), else the one dict-valued field holding Video-MME's score fields."""
+    for key in (LMMS_METRIC, LMMS_METRIC_OLD):
+        if isinstance(record.get(key), dict):
+            return key
+    found = [k for k, v in record.items()
+             if isinstance(v, dict) and all(f in v for f in SCORE_FIELDS)]
+    return found[0] if len(found) == 1 else None
 _SAMPLES = re.compile(r"_samples_(?P<task>[A-Za-z0-9_.-]+)\.jsonl$")
 _DOC_FIELDS = ("video_id", "duration", "domain", "sub_category", "task_type", "question_id",
                "question", "options", "answer")
@@ -74,9 +88,11 @@ def import_lmms_eval(samples: list[Path], run_id: str, workspace: Path, replace:
     docs: dict[str, dict[str, Any]] = {}
     seen: dict[str, str] = {}
     differ = 0
+    metric: str | None = None  # the score dict's key (a renamed task's own)
     for path in files:
         for where, record in read_jsonl(path):
             qid, response, pred, doc = _lmms_line(record, where)
+            metric = metric or videomme_score_key(record)
             if qid in seen:
                 raise InputError(f"question {qid!r} appears twice in the chosen task (first at "
                                  f"{seen[qid]})", where, "import the files of one run of one "
@@ -93,7 +109,7 @@ def import_lmms_eval(samples: list[Path], run_id: str, workspace: Path, replace:
     built = _built(rows, annotations or [], docs, len(answers), source, workspace)
     summary = finish_import(source, run_id, workspace, answers, replace=replace,
                             partial=partial, role=role, built=built, gate=gate)
-    summary.notes += score_notes(files[0], task_of(files[0]), LMMS_METRIC, answers,
+    summary.notes += score_notes(files[0], task_of(files[0]), metric or LMMS_METRIC, answers,
                                  built.benchmark if built else workspace_benchmark(workspace))
     summary.notes += [f"skipped {f} (task {t}, not {task})" for f, t in skipped]
     if differ:
@@ -150,10 +166,13 @@ def _lmms_line(record: Any, where: str) -> tuple[str, str, str | None, dict | No
     """(question id, raw response, lmms-eval's pred_answer, the doc if present)."""
     if not isinstance(record, dict):
         raise InputError("line is not a JSON object", where, "pass lmms-eval's samples file")
-    metric = record.get(LMMS_METRIC, record.get(LMMS_METRIC_OLD))
-    if not isinstance(metric, dict):
-        raise InputError(f"line has no {LMMS_METRIC} (a line of another task variant?)", where,
-                         "import samples of the videomme tasks, one variant at a time")
+    key = videomme_score_key(record)
+    if key is None:
+        raise InputError(f"line has no {LMMS_METRIC} and no other score dict with Video-MME's "
+                         f"fields ({', '.join(SCORE_FIELDS)})", where,
+                         "import samples of a Video-MME task, one variant at a time, or name "
+                         "the fields with --map FILE.yaml (docs/how-to/import.md)")
+    metric = record[key]
     doc = record.get("doc") if isinstance(record.get("doc"), dict) else None
     qid = metric.get("question_id", (doc or {}).get("question_id"))
     if not isinstance(qid, str) or not qid:

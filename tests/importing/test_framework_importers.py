@@ -194,3 +194,39 @@ def test_a_row_several_questions_match_is_refused(tmp_path: Path, run_cli) -> No
     err = _refused(run_cli, ws, "import", "vlmevalkit", "--results", str(table), "--run-id",
                    "cand", "--workspace", str(ws))
     assert "2 questions of the benchmark match" in err and "001-1, 004-1" in err
+
+
+def test_a_renamed_task_imports_by_following_the_hint(tmp_path: Path, run_cli) -> None:  # noqa: ANN001
+    """A task renamed in the user's lmms-eval (custom_video_qa: Video-MME's questions, its own
+    metric name): the error's hint is one that works, and the harness's score is found under
+    the renamed metric in the results.json beside the samples."""
+    table = rows(N_VIDEOS, "base")
+    files = write_lmms(tmp_path / "lmms", table, task="custom_video_qa")
+    lines = [json.loads(line) for line in files[0].read_text().splitlines()]
+    for line in lines:
+        line["custom_video_qa_score"] = line.pop("videomme_perception_score")
+    files[0].write_text("".join(json.dumps(line) + "\n" for line in lines))
+    right = sum(line["custom_video_qa_score"]["score"] for line in lines)
+    results = files[0].with_name(files[0].name.split("_samples_")[0] + "_results.json")
+    results.write_text(json.dumps({
+        "results": {"custom_video_qa": {"alias": "custom_video_qa",
+                                        "custom_video_qa_score,none": 100 * right / len(lines)}},
+        "config": {"model": "qwen2_5_vl", "model_args": "pretrained=Qwen/Qwen2.5-VL-7B,"
+                                                        "api_key=sk-abcdefghijklmnop"},
+        "date": 1768471500.0, "lmms_eval_version": "0.4.1"}))
+    ws = tmp_path / "ws"
+    code, _, err = run_cli("import", "lmms-eval", "--samples", str(files[0]), "--run-id",
+                           "base", "--workspace", str(ws))
+    assert code == 2 and "under 'custom_video_qa_score'" in err and not ws.exists()
+    hint = err.split(": pass ", 1)[1].split(" to import")[0]
+    assert hint == "--benchmark videomme"
+    code, out, err = run_cli("import", "lmms-eval", "--samples", str(files[0]), "--run-id",
+                             "base", "--workspace", str(ws), *hint.split())
+    assert code == 0, err
+    assert "36 answers to 36 questions" in out and ": the same" in out  # its score, found
+    from split_assets.importing.provenance import read_provenance
+
+    kept = read_provenance(ws / "harness.db")["base"]
+    assert (kept["harness"], kept["harness_version"], kept["model"], kept["task"]) == (
+        "lmms-eval", "0.4.1", "qwen2_5_vl", "custom_video_qa")
+    assert "sk-abc" not in json.dumps(kept) and kept["date"] == "2026-01-15T10:05:00Z"
