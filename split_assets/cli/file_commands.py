@@ -211,7 +211,7 @@ def handle_export_rows(args: argparse.Namespace) -> int:
         raise UserError(f"--out names a folder: {out}", "--out",
                         "name the JSONL file to write, e.g. train.jsonl")
     s = open_session(args.config)
-    rows = pool_rows(s.inputs, s.partition, args.pool)
+    rows = pool_rows(s.inputs, s.partition, args.pool, benchmark_name(s))
     n = sum(len(part) for part in rows.values())
     if args.kind == "jsonl":
         write_jsonl(rows, out)

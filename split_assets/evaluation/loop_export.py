@@ -42,12 +42,46 @@ def check_loop_pool(pool: str) -> tuple[str, ...]:
     return LOOP_POOLS[pool]
 
 
-def pool_rows(inputs: Inputs, partition: Partition, pool: str) -> dict[str, list[dict]]:
-    """Each pool's rows (sorted by question id): the question, the baseline's answer, and on
-    train the diagnosis of a wrong answer (None for a right one)."""
+# the field each benchmark's lmms-eval task finds the video file by (its doc_to_visual), and
+# the benchmark file field it is (None: the question's video_id itself)
+VIDEO_KEYS: dict[str, tuple[str, str | None]] = {
+    "videomme": ("videoID", "videoID"), "longvideobench": ("video_path", "video_path"),
+    "mlvu": ("video_name", None), "mvbench": ("video", None), "nextqa": ("video", None),
+    "egoschema": ("video_idx", None), "tempcompass": ("video_id", None),
+    "perceptiontest": ("video_name", None)}
+
+
+def video_key_values(questions_dir: Path, benchmark: str) -> tuple[str, dict[str, Any]] | None:
+    """The benchmark's video key and its value per question id (read from the questions
+    files, where a video record may hold it for all its questions); None: not known."""
+    if benchmark not in VIDEO_KEYS:
+        return None
+    key, source = VIDEO_KEYS[benchmark]
+    values: dict[str, Any] = {}
+    for path in sorted(questions_dir.glob("*.json*")):
+        text = path.read_text(encoding="utf-8")
+        records = (json.loads(text) if path.suffix == ".json"
+                   else [json.loads(line) for line in text.splitlines() if line.strip()])
+        for record in records if isinstance(records, list) else []:
+            if not isinstance(record, dict):
+                continue
+            for q in record.get("questions", [record]):
+                if isinstance(q, dict) and "question_id" in q:
+                    value = q.get(source or "video_id", record.get(source or "video_id"))
+                    if value is not None:
+                        values[str(q["question_id"])] = value
+    return key, values
+
+
+def pool_rows(inputs: Inputs, partition: Partition, pool: str,
+              benchmark: str = "") -> dict[str, list[dict]]:
+    """Each pool's rows (sorted by question id): the question, the video key the benchmark's
+    lmms-eval task loads the video by (``videoID`` for Video-MME), the baseline's answer, and
+    on train the diagnosis of a wrong answer (None for a right one)."""
     names = check_loop_pool(pool)
     doc = load_pools(partition)
     by_id = inputs.benchmark.by_id
+    video = video_key_values(partition.paths.questions_dir, benchmark)
     preds = {p.question_id: p for p in inputs.predictions}
     diagnoses = {r.question_id: r for r in partition.rows()} if "train" in names else {}
     out: dict[str, list[dict]] = {}
@@ -61,6 +95,8 @@ def pool_rows(inputs: Inputs, partition: Partition, pool: str) -> dict[str, list
                 "answer": q.answer, "pool": name, "baseline_run_id": partition.run_id,
                 "baseline_response": p.raw_response or "", "baseline_letter": p.letter,
                 "baseline_correct": p.correct}
+            if video is not None and qid in video[1]:
+                row[video[0]] = video[1][qid]
             found = diagnoses.get(qid) if name == "train" else None  # train's only
             row["diagnosis"] = ({k: asdict(found)[k] for k in DIAGNOSIS_FIELDS}
                                 if found is not None else None)

@@ -180,6 +180,13 @@ def test_the_claims_come_first_and_agree_with_compare(card: dict) -> None:
     assert f"| val_ratio | `{vs['val_ratio']}` |" in md
 
 
+def test_exported_rows_carry_the_benchmark_s_video_key(card: dict) -> None:
+    """Video-MME's lmms-eval task finds a video by its videoID (held by the video record)."""
+    videos = {v["video_id"]: v["videoID"] for v in json.loads(
+        (card["root"] / "ws/questions/videomme.json").read_text())}
+    assert card["rows"] and all(r["videoID"] == videos[r["video_id"]] for r in card["rows"])
+
+
 def test_latex_escapes_run_ids() -> None:
     from split_assets.report.card_claims_render import tex_escape
 
