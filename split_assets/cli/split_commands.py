@@ -71,6 +71,10 @@ def add_partitions(sub: Subcommands) -> None:
     k.add_argument("--force", action="store_true",
                    help="remove a named partition that holds materializations or splits "
                         "(files and diagnoses stay)")
+    k.add_argument("--ownerless", action="store_true",
+                   help="instead, wipe from the instance the assets no served workspace owns "
+                        "(unprefixed ones from before workspace add; files and diagnoses "
+                        "stay)")
     config_arg(k)
 
 
@@ -87,21 +91,30 @@ def _registry(config: Path | None):  # noqa: ANN202 - (instance, names, partitio
 
 
 def handle_partitions_list(args: argparse.Namespace) -> int:
+    from split_assets.orchestration.ownerless import label, ownerless_keys
     from split_assets.orchestration.partition_registry import HEADER
 
-    _, names, found = _registry(args.config)
+    instance, names, found = _registry(args.config)
     print(HEADER)
     for r in found:
         print(r.row())
     say(f"{len(found)} partition(s) of {names.partitions}; stale and empty: "
         f"{sum(not r.current and not r.holds_data for r in found)} (split-assets partitions "
         f"prune)")
+    orphans = ownerless_keys(instance)
+    label(instance, orphans)  # the UI says what they are
+    if orphans:
+        say(f"{len(orphans)} ownerless asset(s) in the catalog, of a workspace the code "
+            f"location does not serve ({', '.join(k.to_user_string() for k in orphans)}): "
+            "clear them with split-assets partitions prune --ownerless")
     return 0
 
 
 def handle_partitions_prune(args: argparse.Namespace) -> int:
     from split_assets.orchestration.partition_registry import prune
 
+    if args.ownerless:
+        return _prune_ownerless(args)
     instance, names, found = _registry(args.config)
     removed, kept = prune(instance, names, found, args.keys, args.force)
     for r in removed:
@@ -110,6 +123,24 @@ def handle_partitions_prune(args: argparse.Namespace) -> int:
             say(f"{r.key}: its {r.diagnoses} diagnoses stay in the signal store")
     for key, why in kept:
         print(f"kept={key} ({why})")
+    return 0
+
+
+def _prune_ownerless(args: argparse.Namespace) -> int:
+    from split_assets.orchestration.instance import get_instance
+    from split_assets.orchestration.ownerless import ownerless_keys, wipe
+
+    if args.keys or args.force:
+        raise UserError("--ownerless with fingerprints or --force", "partitions prune",
+                        "prune the ownerless assets in a command of their own")
+    instance = get_instance()
+    keys = ownerless_keys(instance)
+    wipe(instance, keys)
+    for key in keys:
+        print(f"wiped={key.to_user_string()}")
+    say(f"{len(keys)} ownerless asset(s) wiped from the instance (split folders and diagnoses "
+        "stay; a run of an undeclared config materializes its unprefixed assets again)"
+        if keys else "no ownerless asset in the instance")
     return 0
 
 

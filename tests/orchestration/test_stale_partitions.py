@@ -10,6 +10,7 @@ from collections.abc import Callable
 from contextlib import closing
 from pathlib import Path
 
+import pytest
 from conftest import edit_config, kv
 from dagster import AssetCheckKey, AssetKey, DagsterInstance
 
@@ -155,6 +156,29 @@ def test_partitions_list_and_prune(small_workspace: Path, run_cli: Cli) -> None:
     assert code == 0 and kv(out)["pruned"] == old and "diagnoses stay" in err
     assert list(DagsterInstance.get().get_dynamic_partitions("diag_fingerprint")) == [current]
     assert _rows(small_workspace, old)  # the diagnoses a user paid for are still there
+
+
+def test_ownerless_assets_are_named_labelled_and_wiped(small_workspace: Path, run_cli: Cli,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """An undeclared config's run leaves unprefixed assets no served workspace owns: listed
+    with what they are (on stderr and on the asset's page), wiped on request, files kept."""
+    monkeypatch.delenv("SPLIT_ASSETS_CONFIG", raising=False)
+    code, out, err = run_cli("run", "--config", str(small_workspace))
+    assert code == 0, err
+    code, out, err = run_cli("partitions", "list", "--config", str(small_workspace))
+    assert code == 0 and "ownerless asset(s)" in err and "frozen_pools" in err, err
+    assert "partitions prune --ownerless" in err
+    instance = DagsterInstance.get()
+    seen = instance.fetch_observations(AssetKey("frozen_pools"), limit=1).records
+    assert "prune --ownerless" in seen[0].asset_observation.metadata["what"].value
+    run_cli("partitions", "list", "--config", str(small_workspace))  # labelled once
+    assert len(instance.fetch_observations(AssetKey("frozen_pools"), limit=5).records) == 1
+    code, out, err = run_cli("partitions", "prune", "--ownerless")
+    assert code == 0 and "wiped=frozen_pools" in out, err
+    assert AssetKey("frozen_pools") not in DagsterInstance.get().get_asset_keys()
+    assert list(small_workspace.parent.glob("splits/*/*/pools.json"))  # files stay
+    code, out, err = run_cli("partitions", "prune", "--ownerless")
+    assert code == 0 and "no ownerless asset" in err
 
 
 def test_frozen_pools_leads_with_its_summary_and_plots_only_across_partitions(
