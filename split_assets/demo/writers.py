@@ -17,6 +17,7 @@ from split_assets.demo.model import Node, Question, Video, secs
 from split_assets.demo.sampling import round_half_up
 from split_assets.demo.skills import SKILLS
 from split_assets.demo.traces import error_reply
+from split_assets.importing.provenance import store_provenance
 from split_assets.sources.config_file import CONFIG_FILE, double_quoted, new_document, save_document
 from split_assets.sources.harness_db import create_tables, insert_predictions, insert_traces
 
@@ -139,6 +140,11 @@ def write_harness_db(
         conn.commit()
     finally:
         conn.close()
+    store_provenance(path, run_id, DEMO_PROVENANCE)  # what the split card names it
+
+
+DEMO_PROVENANCE = {"harness": "split-assets demo (generated)",
+                   "model": "generated baseline agent", "date": "2026-01-15T09:00:00Z"}
 
 
 def _harness_rows(

@@ -145,6 +145,8 @@ def record(partition: Partition, report: dict[str, Any], source: str,
 
 def _statistic(entry: dict[str, Any]) -> dict[str, Any]:
     statistic = dict(entry["vs_baseline"])
+    if "vs_control" in entry:  # what a claim against the control rests on (the card's)
+        statistic["vs_control"] = entry["vs_control"]
     if "claim" in entry:
         statistic["claim"] = {k: entry["claim"][k] for k in ("against", "p_one_sided")}
     return statistic

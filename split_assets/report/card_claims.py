@@ -73,15 +73,20 @@ def _recomputed(inputs: Inputs, partition: Partition, rows_of: list[Look], runs:
 def _from_ledger(rows_of: list[Look]) -> dict[str, Any]:
     """What the ledger recorded of a look whose run cannot be compared again."""
     first, s = rows_of[0], rows_of[-1].statistic
+    against = s.get("claim", {}).get("against", "baseline")
+    vs_baseline_only = against == "control" and not isinstance(s.get("vs_control"), dict)
+    if against == "control" and not vs_baseline_only:
+        s = {**s, **s["vs_control"]}  # the figures the claim rests on
     if first.source == "export":
         return {"candidate": first.run_id, "source": "export",
                 "note": "the test pool was exported: a look without answers, no claim"}
     partial = s.get("answered", s.get("n")) != s.get("of", s.get("n"))
     reason = "it answered part of test" if partial else "its run is no longer in the workspace"
+    if vs_baseline_only:  # a row an earlier release wrote: only its p is against the control
+        reason += "; its accuracies and gain are against the baseline"
     cand, ref = s.get("candidate_accuracy"), s.get("reference_accuracy")
     gain = s.get("gain", cand - ref if cand is not None and ref is not None else None)
-    return {"candidate": rows_of[-1].run_id, "against": s.get("claim", {}).get("against",
-                                                                              "baseline"),
+    return {"candidate": rows_of[-1].run_id, "against": against,
             "n": s.get("n", s.get("answered")), "reference_accuracy": ref,
             "candidate_accuracy": cand, "gain": gain, "gain_ci95": s.get("gain_ci95"),
             "p_exact": s.get("p_exact"), "p_mid": s.get("p_mid"),
