@@ -236,7 +236,7 @@ def as_html(markdown: str, out: Path, figures: Sequence[Figure] = ()) -> str:
             listing = not listing
             body.append("<ul>" if listing else "</ul>")
         body.append(_html_line(line, out, points))
-    style = ("body{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto;"
+    style = ("body{font-family:system-ui,sans-serif;max-width:72rem;margin:2rem auto;"
              "padding:0 1rem;color:#222}table{border-collapse:collapse;margin:.5rem 0 1rem}"
              "td,th{border:1px solid #ccc;padding:.2rem .5rem;font-size:.9rem}"
              "th{background:#f4f4f4}img{max-width:100%}code{font-size:.85rem}")

@@ -59,3 +59,14 @@ def test_two_workspaces_of_one_baseline_share_the_test_budget(
     code, _, err = _import(run_cli, first, "c3", "--spend-test-look")
     assert code == 0 and err.startswith("test look 3 beyond the budget of 2 (import of c3:"), err
     assert [run for run, _ in _test_rows(run_cli, second)] == ["c1", "c2", "c3"]
+
+
+def test_a_second_workspace_cannot_shop_for_seeds(evaluated: Path, run_cli,  # noqa: ANN001
+                                                  tmp_path: Path) -> None:
+    """After a look in one workspace, a new split of the same baseline in another folder is
+    the seed shopping the first one refuses: refused before anything is paid."""
+    second = Path(shutil.copytree(evaluated.parent, tmp_path / "second")) / evaluated.name
+    assert _import(run_cli, evaluated, "c1")[0] == 0
+    edit_config(second, video_split={"seed": 8})
+    refused(run_cli("run", "--config", str(second)), "a new split refused",
+            "was looked at already", "--refreeze-after-test-look")
