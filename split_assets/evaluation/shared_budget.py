@@ -106,13 +106,8 @@ def shared_budget(store: SignalStore, workspace: str, baseline: str,
 
 def published_elsewhere(workspace: str, baseline: str) -> Published:
     """What the other workspaces of the baseline published (a read, no lock, nothing
-    created: an instance without the file has published nothing)."""
-    from split_assets.store.instance_ledger import FILE
-
-    folder = resolve_dagster_home()
-    if not (folder / FILE).is_file():
-        return Published()
-    ledger = InstanceLedger(folder)
+    created: an instance without the tables has published nothing)."""
+    ledger = InstanceLedger(resolve_dagster_home(), create=False)
     try:
         return ledger.read(baseline, but=workspace)
     finally:

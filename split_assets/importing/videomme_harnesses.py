@@ -56,12 +56,15 @@ LMMS_METRIC_OLD = "videomme_percetion_score"  # lmms-eval before bb3fd82 (v0.3.0
 SCORE_FIELDS = ("question_id", "pred_answer", "task_category", "duration")
 
 
-def videomme_score_key(record: dict[str, Any]) -> str | None:
+def videomme_score_key(record: dict[str, Any], renamed: bool = True) -> str | None:
     """The key of a line's Video-MME score dict: ``videomme_perception_score`` (or its old
-    spelling), else the one dict-valued field holding Video-MME's score fields."""
+    spelling), else -- ``renamed``: the line is of a task that is not one of Video-MME's own
+    variants -- the one dict-valued field holding Video-MME's score fields."""
     for key in (LMMS_METRIC, LMMS_METRIC_OLD):
         if isinstance(record.get(key), dict):
             return key
+    if not renamed:
+        return None
     found = [k for k, v in record.items()
              if isinstance(v, dict) and all(f in v for f in SCORE_FIELDS)]
     return found[0] if len(found) == 1 else None
@@ -91,8 +94,9 @@ def import_lmms_eval(samples: list[Path], run_id: str, workspace: Path, replace:
     metric: str | None = None  # the score dict's key (a renamed task's own)
     for path in files:
         for where, record in read_jsonl(path):
-            qid, response, pred, doc = _lmms_line(record, where)
-            metric = metric or videomme_score_key(record)
+            renamed = not (task_of(path) or "").startswith("videomme")
+            qid, response, pred, doc = _lmms_line(record, where, renamed)
+            metric = metric or videomme_score_key(record, renamed)
             if qid in seen:
                 raise InputError(f"question {qid!r} appears twice in the chosen task (first at "
                                  f"{seen[qid]})", where, "import the files of one run of one "
@@ -162,14 +166,16 @@ def files_of_task(samples: list[Path], task: str | None,
     return chosen, [(p, named[p]) for p in samples if p not in chosen]
 
 
-def _lmms_line(record: Any, where: str) -> tuple[str, str, str | None, dict | None]:
+def _lmms_line(record: Any, where: str,
+               renamed: bool) -> tuple[str, str, str | None, dict | None]:
     """(question id, raw response, lmms-eval's pred_answer, the doc if present)."""
     if not isinstance(record, dict):
         raise InputError("line is not a JSON object", where, "pass lmms-eval's samples file")
-    key = videomme_score_key(record)
+    key = videomme_score_key(record, renamed)
     if key is None:
-        raise InputError(f"line has no {LMMS_METRIC} and no other score dict with Video-MME's "
-                         f"fields ({', '.join(SCORE_FIELDS)})", where,
+        raise InputError(f"line has no {LMMS_METRIC} (a line of another task variant?)"
+                         if not renamed else f"line has no {LMMS_METRIC} and no other score "
+                         f"dict with Video-MME's fields ({', '.join(SCORE_FIELDS)})", where,
                          "import samples of a Video-MME task, one variant at a time, or name "
                          "the fields with --map FILE.yaml (docs/how-to/import.md)")
     metric = record[key]

@@ -285,8 +285,11 @@ def test_harness_db_shape(full: tuple[WorkspaceSummary, float]) -> None:
     directory = full[0].directory
     conn = sqlite3.connect(directory / "harness.db")
     try:
-        tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master ORDER BY name")]
-        assert tables == ["predictions", "traces"]
+        tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' "
+                                             "ORDER BY name")]
+        assert tables == ["predictions", "run_provenance", "traces"]  # the card's provenance
+        (kept,) = conn.execute("SELECT run_id, provenance FROM run_provenance").fetchall()
+        assert kept[0] == "baseline-2026-01" and "generated" in kept[1]
         runs = conn.execute("SELECT DISTINCT run_id FROM predictions").fetchall()
         assert runs == [("baseline-2026-01",)]
         n_attempt2 = conn.execute("SELECT COUNT(*) FROM predictions WHERE attempt = 2").fetchone()

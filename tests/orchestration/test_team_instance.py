@@ -10,6 +10,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from conftest import kv
 
 from split_assets.orchestration.instance import team_dagster_yaml
 from testkit.postgres import Postgres
@@ -49,5 +50,13 @@ def test_run_and_ui_launch_on_a_postgres_instance(pg: Postgres, small_workspace:
     instance = DagsterInstance.get()
     assert {r.run_id for r in instance.get_runs()} >= {first.run_id, run_id}
     assert not any(home.glob("**/*.db")), "no SQLite storage beside the instance"
+    # the test looks every workspace of a baseline shares live in the instance's database
+    import psycopg
+
+    from split_assets.store.instance_ledger import instance_postgres_url
+
+    with psycopg.connect(instance_postgres_url(home)) as conn:
+        frozen = conn.execute("SELECT workspace, split_id FROM split_assets_frozen").fetchall()
+    assert frozen == [(str(small_workspace.parent), kv(out)["split_id"])]
     instance.dispose()
     shutil.rmtree(home / "storage", ignore_errors=True)
