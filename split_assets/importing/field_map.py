@@ -148,7 +148,7 @@ def _by_first_line(path: Path, task: str | None) -> str | None:
         return None
     profile = profile_of_line(first)
     if profile is None:
-        from split_assets.importing.videomme_harnesses import videomme_score_key
+        from split_assets.importing.videomme_release import videomme_score_key
 
         key = videomme_score_key(first)
         if key is not None:  # a renamed task over Video-MME's questions: a hint that works

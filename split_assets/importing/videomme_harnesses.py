@@ -35,7 +35,14 @@ from typing import Any
 
 from split_assets.errors import InputError, UserError
 from split_assets.importing.harness_files import cell, read_jsonl, read_table, response_of
-from split_assets.importing.videomme_release import VIDEOMME_RELEASE, release_rows, score_notes
+from split_assets.importing.videomme_release import (
+    LMMS_METRIC,
+    SCORE_FIELDS,
+    VIDEOMME_RELEASE,
+    release_rows,
+    score_notes,
+    videomme_score_key,
+)
 from split_assets.importing.workspace_runs import (
     BENCHMARK_FILE,
     ImportGate,
@@ -49,25 +56,6 @@ from split_assets.importing.workspace_setup import Answer, BuiltBenchmark
 from split_assets.sources.benchmark import Benchmark
 from split_assets.sources.letters import extract_letter
 
-LMMS_METRIC = "videomme_perception_score"
-LMMS_METRIC_OLD = "videomme_percetion_score"  # lmms-eval before bb3fd82 (v0.3.0)
-# the fields of videomme_process_results' score dict: a renamed task (its own task and metric
-# names over the same questions) keeps them under another key
-SCORE_FIELDS = ("question_id", "pred_answer", "task_category", "duration")
-
-
-def videomme_score_key(record: dict[str, Any], renamed: bool = True) -> str | None:
-    """The key of a line's Video-MME score dict: ``videomme_perception_score`` (or its old
-    spelling), else -- ``renamed``: the line is of a task that is not one of Video-MME's own
-    variants -- the one dict-valued field holding Video-MME's score fields."""
-    for key in (LMMS_METRIC, LMMS_METRIC_OLD):
-        if isinstance(record.get(key), dict):
-            return key
-    if not renamed:
-        return None
-    found = [k for k, v in record.items()
-             if isinstance(v, dict) and all(f in v for f in SCORE_FIELDS)]
-    return found[0] if len(found) == 1 else None
 _SAMPLES = re.compile(r"_samples_(?P<task>[A-Za-z0-9_.-]+)\.jsonl$")
 _DOC_FIELDS = ("video_id", "duration", "domain", "sub_category", "task_type", "question_id",
                "question", "options", "answer")

@@ -2,8 +2,9 @@
 write no ``doc`` into their sample lines): the rows of ``videomme/test-00000-of-00001.parquet``
 (lmms-lab/Video-MME on the Hugging Face hub, the dataset lmms-eval's ``videomme`` task loads:
 ``video_id, duration, domain, sub_category, url, videoID, question_id, task_type, question,
-options, answer``), or the same rows as JSON or JSONL; and lmms-eval's own score from the
-``<date>_results.json`` it writes beside the samples, compared with the imported accuracy."""
+options, answer``), or the same rows as JSON or JSONL; the key of a line's Video-MME score dict
+(a renamed task's own); and lmms-eval's own score from the ``<date>_results.json`` it writes
+beside the samples, compared with the imported accuracy."""
 
 from __future__ import annotations
 
@@ -15,6 +16,27 @@ from split_assets.errors import InputError
 from split_assets.importing.workspace_setup import Answer
 from split_assets.sources.benchmark import Benchmark
 from split_assets.sources.letters import extract_letter
+
+LMMS_METRIC = "videomme_perception_score"
+LMMS_METRIC_OLD = "videomme_percetion_score"  # lmms-eval before bb3fd82 (v0.3.0)
+# the fields of videomme_process_results' score dict: a renamed task (its own task and metric
+# names over the same questions) keeps them under another key
+SCORE_FIELDS = ("question_id", "pred_answer", "task_category", "duration")
+
+
+def videomme_score_key(record: dict[str, Any], renamed: bool = True) -> str | None:
+    """The key of a line's Video-MME score dict: ``videomme_perception_score`` (or its old
+    spelling), else -- ``renamed``: the line is of a task that is not one of Video-MME's own
+    variants -- the one dict-valued field holding Video-MME's score fields."""
+    for key in (LMMS_METRIC, LMMS_METRIC_OLD):
+        if isinstance(record.get(key), dict):
+            return key
+    if not renamed:
+        return None
+    found = [k for k, v in record.items()
+             if isinstance(v, dict) and all(f in v for f in SCORE_FIELDS)]
+    return found[0] if len(found) == 1 else None
+
 
 VIDEOMME_RELEASE = ("Video-MME's videomme/test-00000-of-00001.parquet (lmms-lab/Video-MME, "
                     "the release lmms-eval loads)")

@@ -70,3 +70,12 @@ def test_a_second_workspace_cannot_shop_for_seeds(evaluated: Path, run_cli,  # n
     edit_config(second, video_split={"seed": 8})
     refused(run_cli("run", "--config", str(second)), "a new split refused",
             "was looked at already", "--refreeze-after-test-look")
+
+
+def test_the_look_line_without_a_budget(evaluated: Path, run_cli) -> None:  # noqa: ANN001
+    edit_config(evaluated, evaluation={"test_looks_max": None})
+    code, out, err = _import(run_cli, evaluated, "c1")
+    assert code == 0 and err.strip() == (
+        "test look 1 (no budget) (import of c1: 900 test questions answered; the harness "
+        "printed an aggregate over them)"), err
+    assert "test look" not in out
