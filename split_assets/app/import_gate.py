@@ -18,7 +18,7 @@ from split_assets.evaluation.sealed import (
     scored,
 )
 from split_assets.evaluation.shared_budget import (
-    published_elsewhere,
+    published_rows,
     shared_budget,
     workspace_of,
 )
@@ -45,11 +45,12 @@ def import_gate(workspace: Path, spend: bool = False, refreeze: bool = False) ->
         baseline = baseline_digest(vs, loaded.paths.harness_db, benchmark)
         if baseline is None:  # no baseline answers yet: nothing can be frozen
             return []
-        elsewhere = published_elsewhere(workspace_of(loaded.path), baseline)
+        shared = published_rows(baseline)  # every workspace of the baseline on the instance
         with open_signals(loaded, read_only=True) as store:
-            looked = store.exposures(baseline) + [x for _, x in elsewhere.exposures]
+            looked = store.exposures(baseline) + [x for _, x in shared.exposures]
+            mine = frozen_splits(loaded.paths.out_dir, store, baseline)
             frozen = frozen_splits(loaded.paths.out_dir, store, baseline,
-                                   [r for _, r in elsewhere.frozen])
+                                   [r for _, r in shared.frozen])
         if not frozen and not looked:
             return []
         evaluation = loaded.config.evaluation
@@ -65,7 +66,9 @@ def import_gate(workspace: Path, spend: bool = False, refreeze: bool = False) ->
         if role not in LOOKING_ROLES:
             return []
         current = split_id_of(vs.baseline_run_id, vs.identity())
-        target = ([f for f in frozen if f.pool.split_id == current] or frozen)[-1]
+        # this workspace's own split first; another's of the baseline when it froze none
+        target = ([f for f in mine if f.pool.split_id == current] or mine
+                  or [f for f in frozen if f.pool.split_id == current] or frozen)[-1]
         outcomes = scored(run_id, answers, benchmark, vs.infra_stop_reasons).answered()
         with open_signals(loaded) as store, shared_budget(
                 store, workspace_of(loaded.path), baseline, evaluation.test_looks_max) as shared:

@@ -90,7 +90,7 @@ def ledger(config: Path | None, pool: str | None, as_json: bool) -> int:
     from split_assets.evaluation.shared_budget import (
         WORKSPACE,
         copied,
-        published_elsewhere,
+        published_rows,
         workspace_of,
     )
     from split_assets.sources.harness_db import predictions_digest
@@ -100,7 +100,7 @@ def ledger(config: Path | None, pool: str | None, as_json: bool) -> int:
     here = workspace_of(partition.config_path)
     baseline = predictions_digest(s.inputs.predictions)
     # other workspaces of the baseline on this instance: their looks count here too
-    elsewhere = copied(published_elsewhere(here, baseline)) if pool != "validation" else []
+    elsewhere = copied(published_rows(baseline), here) if pool != "validation" else []
     with partition.store(read_only=True) as store:
         splits = [partition.split_id] + sorted(
             ({x.split_id for x in store.exposures(baseline)}

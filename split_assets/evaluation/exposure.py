@@ -81,11 +81,11 @@ def check_refreeze(store: SignalStore, partition: Partition, baseline: str,
     """Before anything is paid for: the partition's split (this judge, these settings) was
     never frozen while a test pool of the baseline was looked at (in this workspace or
     another of the baseline on the instance)."""
-    from split_assets.evaluation.shared_budget import published_elsewhere, workspace_of
+    from split_assets.evaluation.shared_budget import published_rows
 
     if allowed or partition.files.pools.is_file():
         return
-    elsewhere = published_elsewhere(workspace_of(partition.config_path), baseline)
+    elsewhere = published_rows(baseline)
     earlier = store.exposures(baseline) + [x for _, x in elsewhere.exposures]
     known = {(r.diag_fingerprint, r.split_id)
              for r in [*store.frozen(baseline), *(r for _, r in elsewhere.frozen)]}

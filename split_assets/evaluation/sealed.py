@@ -151,9 +151,8 @@ def look_line(n: int, budget: int | None, spend: bool, what: str) -> LookLine:
     ``--spend-test-look``: ``test look N beyond the budget of M (what)``."""
     if budget is None:
         head = f"test look {n} (no budget)"
-    elif n > budget:
-        head = f"test look {n} beyond the budget of {budget}" if spend else \
-            f"test look {n} of {budget}"
+    elif n > budget:  # spent on purpose, or a repeat of such a look
+        head = f"test look {n} beyond the budget of {budget}"
     else:
         head = f"test look {n} of {budget}"
     return LookLine(f"{head} ({what})")

@@ -10,6 +10,7 @@ publishes its own rows, all under the instance-level lock. The smallest
 
 from __future__ import annotations
 
+import socket
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -17,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from split_assets.config_keys import config_key
+from split_assets.errors import UserError
 from split_assets.lib.instance_home import resolve_dagster_home
 from split_assets.store.instance_ledger import InstanceLedger, Published
 from split_assets.store.ledger import Look
@@ -29,8 +31,9 @@ POOL = "test"
 
 
 def workspace_of(config_path: Path) -> str:
-    """A workspace's name on the instance: the folder of its config file."""
-    return str(Path(config_path).parent)
+    """A workspace's name on the instance: the machine and the folder of its config file
+    (two machines of a team may use the same path)."""
+    return f"{socket.gethostname()}:{Path(config_path).parent}"
 
 
 @dataclass(frozen=True)
@@ -56,20 +59,23 @@ class SharedBudget:
         return "; ".join(parts)
 
 
-def copied(published: Published) -> list[Look]:
-    """The other workspaces' looks as rows of this store (marked with their workspace)."""
+def copied(published: Published, here: str) -> list[Look]:
+    """The published looks as rows of this store: the other workspaces' marked with their
+    workspace, this one's as they were (a store that lost them gets them back)."""
     return [Look(look.split_id, POOL, look.run_id, look.answers_digest, look.source,
-                 {**look.statistic, WORKSPACE: ws}, look.shown, False, look.created_at)
+                 look.statistic if ws == here else {**look.statistic, WORKSPACE: ws},
+                 look.shown, False, look.created_at)
             for ws, look in published.looks]
 
 
 def _budget(declared: int | None, workspace: str, published: Published) -> SharedBudget:
-    budgets = [(b, ws) for ws, b in published.budgets.items() if b is not None]
+    budgets = [(b, ws) for ws, b in published.budgets.items()
+               if b is not None and ws != workspace]  # this one's: as declared now
     if declared is not None:
         budgets.append((declared, workspace))
     budget, by = min(budgets, key=lambda pair: (pair[0], pair[1] != workspace),
                      default=(None, None))
-    others = tuple(sorted({ws for ws, _ in published.looks}))
+    others = tuple(sorted({ws for ws, _ in published.looks if ws != workspace}))
     return SharedBudget(budget, by if by not in (None, workspace) else None, others)
 
 
@@ -89,14 +95,15 @@ def own_rows(store: SignalStore, baseline: str) -> tuple[list[Look], list, list]
 @contextmanager
 def shared_budget(store: SignalStore, workspace: str, baseline: str,
                   declared: int | None) -> Iterator[SharedBudget]:
-    """Under the instance-level lock: the other workspaces' rows copied into ``store``, then
-    the block (which records this workspace's look or freeze), then this workspace's rows
-    published. An error in the block publishes nothing."""
-    ledger = InstanceLedger(resolve_dagster_home())
+    """Under the instance-level lock: the published rows copied into ``store`` (the other
+    workspaces', and this one's that the store lacks), then the block (which records this
+    workspace's look or freeze), then this workspace's rows published. An error in the block
+    publishes nothing."""
+    ledger = open_ledger()
     try:
         with ledger.held():
-            published = ledger.read(baseline, but=workspace)
-            store.mirror(copied(published), [x for _, x in published.exposures],
+            published = ledger.read(baseline)
+            store.mirror(copied(published, workspace), [x for _, x in published.exposures],
                          [r for _, r in published.frozen])
             yield _budget(declared, workspace, published)
             ledger.publish(baseline, workspace, declared, *own_rows(store, baseline))
@@ -104,14 +111,27 @@ def shared_budget(store: SignalStore, workspace: str, baseline: str,
         ledger.close()
 
 
-def published_elsewhere(workspace: str, baseline: str) -> Published:
-    """What the other workspaces of the baseline published (a read, no lock, nothing
-    created: an instance without the tables has published nothing)."""
-    ledger = InstanceLedger(resolve_dagster_home(), create=False)
+def published_rows(baseline: str) -> Published:
+    """What every workspace of the baseline published, this one included (a read, no lock,
+    nothing created: an instance without the tables has published nothing)."""
+    ledger = open_ledger(create=False)
     try:
-        return ledger.read(baseline, but=workspace)
+        return ledger.read(baseline)
     finally:
         ledger.close()
+
+
+def open_ledger(create: bool = True) -> InstanceLedger:
+    """The instance's shared record, or one line saying why it cannot be opened."""
+    import sqlite3
+
+    home = resolve_dagster_home()
+    try:
+        return InstanceLedger(home, create)
+    except sqlite3.Error as exc:
+        raise UserError(f"the test looks shared on the Dagster instance could not be opened "
+                        f"({exc})", str(home), "make DAGSTER_HOME writable, or wait for the "
+                        "other command that holds it") from None
 
 
 def budget_now(config_path: Path, declared: int | None, baseline: str,
@@ -120,6 +140,6 @@ def budget_now(config_path: Path, declared: int | None, baseline: str,
     test_looks_max), and the other workspaces' looks at it that this store has not copied
     yet (a read: ``split-assets report``)."""
     here = workspace_of(config_path)
-    published = published_elsewhere(here, baseline)
+    published = published_rows(baseline)
     return (_budget(declared, here, published),
-            [look for look in copied(published) if look.split_id == split_id])
+            [look for look in copied(published, here) if look.split_id == split_id])

@@ -18,7 +18,11 @@ from typing import Any
 TABLE = "run_provenance"
 HARNESS = {"lmms-eval": "lmms-eval", "vlmevalkit": "VLMEvalKit", "videomme": "Video-MME "
            "results file", "predictions": "predictions JSONL"}
-SECRET_ARG = re.compile(r"((?:api_?key|token|secret|password)[^=,]*=)[^,]*", re.IGNORECASE)
+# an argument whose name says it holds a secret (api_key, openai-api-key, hf_auth, access_key,
+# token, password, ...), and the user info of a URL
+SECRET_ARG = re.compile(r"((?:^|,)\s*[^=,]*(?:key|token|secret|pass|auth|credential)[^=,]*=)"
+                        r"[^,]*", re.IGNORECASE)
+URL_USER = re.compile(r"(://)[^/@\s,]+@")
 
 
 def provenance_of(kind: str, files: list[Path], task: str | None) -> dict[str, Any]:
@@ -54,7 +58,7 @@ def _lmms_results(samples: Path, task: str | None) -> dict[str, Any]:
                        ("harness_version", doc.get("lmms_eval_version")),
                        ("git_hash", doc.get("git_hash"))):
         if isinstance(value, str) and value:
-            out[key] = SECRET_ARG.sub(r"\1***", value) if key == "model_args" else value
+            out[key] = _masked(value) if key == "model_args" else value
     if isinstance(doc.get("date"), int | float):
         out["date"] = _iso(doc["date"])
     scores = (doc.get("results") or {}).get(task) if task else None
@@ -62,6 +66,11 @@ def _lmms_results(samples: Path, task: str | None) -> dict[str, Any]:
         out["score"] = {k.split(",")[0]: v for k, v in sorted(scores.items())
                         if isinstance(v, int | float) and "stderr" not in k}
     return out
+
+
+def _masked(args: str) -> str:
+    """lmms-eval's ``model_args`` with every secret masked."""
+    return URL_USER.sub(r"\1[masked]@", SECRET_ARG.sub(r"\1[masked]", args))
 
 
 def _iso(epoch: float) -> str:

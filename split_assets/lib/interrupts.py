@@ -83,7 +83,8 @@ def watch() -> Iterator[None]:
         yield
     finally:
         signal.set_wakeup_fd(previous)
-        signal.signal(signal.SIGTERM, previous_term)
+        if signal.getsignal(signal.SIGTERM) is _terminate:  # settled: stays ignored, so a
+            signal.signal(signal.SIGTERM, previous_term)    # late SIGTERM cannot kill it
         sys.unraisablehook = previous_hook
         for handler in handlers:
             if handler is not None:

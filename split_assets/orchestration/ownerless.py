@@ -22,10 +22,13 @@ WHAT = ("Ownerless: materialized by a run of a workspace this code location does
 
 
 def served() -> set[str | None]:
-    """The asset-key prefixes the code location serves (None: the unprefixed workspace)."""
+    """The asset-key prefixes a workspace owns: every declared workspace's, and the
+    unprefixed one's (None) when ``SPLIT_ASSETS_CONFIG`` names it -- a union, so a shell that
+    sets the variable for the CLI never makes the declared workspaces look ownerless."""
+    owned: set[str | None] = {d.name for d in declared()}
     if os.environ.get(CONFIG_ENV_VAR):
-        return {None}
-    return {d.name for d in declared()}
+        owned.add(None)
+    return owned
 
 
 def ownerless_keys(instance: DagsterInstance) -> list[AssetKey]:

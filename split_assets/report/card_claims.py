@@ -34,7 +34,7 @@ def claim_rows(inputs: Inputs, partition: Partition, looks: list[Look],
         if fresh is not None:  # as compare would: this look's p as computed now, last
             ledger = [*test, replace(rows_of[-1], statistic={"claim": fresh["claim"]})]
         said = claim(ledger, digest, budget)
-        row = fresh or _from_ledger(rows_of)
+        row = fresh or _from_ledger(rows_of, control)
         row.update(look=said["look"], runs=runs, repeats=len(rows_of) - 1,
                    workspace=rows_of[0].statistic.get("workspace"),
                    **_verdict(said, budget))
@@ -52,6 +52,8 @@ def _recomputed(inputs: Inputs, partition: Partition, rows_of: list[Look], runs:
     if rows_of[0].source == "export":
         return None
     for run in reversed(runs):
+        if run == control:  # the control's own look: compared with itself, nothing to claim
+            continue
         try:
             report = compare_runs(inputs, partition, run, control, (POOL,),
                                   control_where=config_key("control_run"))
@@ -70,7 +72,7 @@ def _recomputed(inputs: Inputs, partition: Partition, rows_of: list[Look], runs:
     return None
 
 
-def _from_ledger(rows_of: list[Look]) -> dict[str, Any]:
+def _from_ledger(rows_of: list[Look], control: str | None) -> dict[str, Any]:
     """What the ledger recorded of a look whose run cannot be compared again."""
     first, s = rows_of[0], rows_of[-1].statistic
     against = s.get("claim", {}).get("against", "baseline")
@@ -81,7 +83,11 @@ def _from_ledger(rows_of: list[Look]) -> dict[str, Any]:
         return {"candidate": first.run_id, "source": "export",
                 "note": "the test pool was exported: a look without answers, no claim"}
     partial = s.get("answered", s.get("n")) != s.get("of", s.get("n"))
-    reason = "it answered part of test" if partial else "its run is no longer in the workspace"
+    reason = ("it answered part of test" if partial else
+              "it is the control run's own look" if rows_of[-1].run_id == control else
+              "it was made on another split or in another workspace"
+              if "inherited" in s or "workspace" in s else
+              "its run is no longer in the workspace")
     if vs_baseline_only:  # a row an earlier release wrote: only its p is against the control
         reason += "; its accuracies and gain are against the baseline"
     cand, ref = s.get("candidate_accuracy"), s.get("reference_accuracy")

@@ -96,7 +96,8 @@ def provenance_section(card: CardData, baseline: str, table: Any) -> list[str]:
         p = card.provenance.get(run, {})
         score = ", ".join(f"{k} {v:g}" for k, v in p.get("score", {}).items()) or "—"
         rows.append([run, "baseline" if run == baseline else "candidate",
-                     *(str(p.get(key) or "—") for _, key in PROVENANCE), score])
+                     *(str(p.get(key) or "—").replace("|", "/") for _, key in PROVENANCE),
+                     score])
     return ["### The runs", "", *table(["run", "role", *(h for h, _ in PROVENANCE),
                                         "harness score"], rows)]
 

@@ -210,7 +210,7 @@ def _judge(card: CardData) -> list[str]:
 
 
 def _ledger(card: CardData) -> list[str]:
-    limit = card.manifest["config"].get("evaluation", {}).get("test_looks_max")
+    limit = card.test_budget.get("budget")  # the shared budget a look is held to now
     rows = [[p, card.looks.get(p, {}).get("looks", 0), card.looks.get(p, {}).get("repeats", 0)]
             for p in ("validation", "test")]
     return ["Looks are distinct answers evaluated on a pool; repeats, those of them evaluated "

@@ -208,8 +208,8 @@ def instance_postgres_url(folder: Path) -> str | None:
     url = value(pg.get("postgres_url"))
     if url is None and isinstance(pg.get("postgres_db"), dict):
         db = {k: value(v) for k, v in pg["postgres_db"].items()}
-        auth = quote(db.get("username") or "") + (
-            f":{quote(db['password'])}" if db.get("password") else "")
+        auth = quote(db.get("username") or "", safe="") + (
+            f":{quote(db['password'], safe='')}" if db.get("password") else "")
         url = (f"postgresql://{auth}@{db.get('hostname')}:{db.get('port') or 5432}/"
                f"{db.get('db_name')}")
     return re.sub(r"^postgres(?:ql)?\+\w+://", "postgresql://", url) if url else None

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import hashlib
 import shutil
+import socket
+import sqlite3
 from pathlib import Path
 
 from conftest import edit_config
@@ -48,7 +50,9 @@ def test_two_workspaces_of_one_baseline_share_the_test_budget(
     code, _, err = _import(run_cli, second, "c2")
     # the first workspace's look counts here, and the smaller budget applies to both
     assert code == 0 and err.startswith("test look 2 of 2 (import of c2:"), err
-    assert _test_rows(run_cli, second) == [("c1", str(first.parent)), ("c2", str(second.parent))]
+    host = socket.gethostname()  # a workspace is its machine and folder
+    assert _test_rows(run_cli, second) == [("c1", f"{host}:{first.parent}"),
+                                           ("c2", f"{host}:{second.parent}")]
     before = _state(first.parent)
     refused(_import(run_cli, first, "c3"), "import refused",
             "evaluation.test_looks_max 2 are spent", str(second.parent),
@@ -79,3 +83,17 @@ def test_the_look_line_without_a_budget(evaluated: Path, run_cli) -> None:  # no
         "test look 1 (no budget) (import of c1: 900 test questions answered; the harness "
         "printed an aggregate over them)"), err
     assert "test look" not in out
+
+
+def test_a_store_that_lost_its_looks_gets_them_back(evaluated: Path, run_cli) -> None:  # noqa: ANN001
+    """Deleting the ledger's rows (or signals.db) does not reset the budget while the
+    instance keeps what the workspace published."""
+    edit_config(evaluated, evaluation={"test_looks_max": 2})
+    assert _import(run_cli, evaluated, "c1")[0] == 0
+    with sqlite3.connect(evaluated.parent / "signals.db") as conn:
+        conn.execute("DELETE FROM evaluations")
+        conn.execute("DELETE FROM test_exposure")
+    code, _, err = _import(run_cli, evaluated, "c2")
+    assert code == 0 and err.startswith("test look 2 of 2 (import of c2:"), err
+    refused(_import(run_cli, evaluated, "c3"), "evaluation.test_looks_max 2 are spent")
+    assert [run for run, _ in _test_rows(run_cli, evaluated)] == ["c1", "c2"]

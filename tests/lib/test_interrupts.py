@@ -26,3 +26,21 @@ def test_a_dropped_sigint_is_seen_at_the_next_check() -> None:
             with pytest.raises(KeyboardInterrupt):
                 interrupts.check()
     interrupts.check()  # the next run starts clean
+
+
+def test_a_settled_command_stays_deaf_to_a_late_sigterm() -> None:
+    """Once the outcome is printed (settle), the end of the watch must not hand SIGTERM back
+    to its default action: a SIGTERM in the last instant would kill the process (exit -15)."""
+    before = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
+    try:
+        with interrupts.watch():
+            interrupts.settle()
+        assert signal.getsignal(signal.SIGTERM) is signal.SIG_IGN
+        os.kill(os.getpid(), signal.SIGTERM)  # ignored: the test process lives on
+        time.sleep(0.05)
+    finally:
+        signal.signal(signal.SIGINT, before[0])
+        signal.signal(signal.SIGTERM, before[1])
+    with interrupts.watch():  # an unsettled watch restores what was there
+        pass
+    assert signal.getsignal(signal.SIGTERM) == before[1]

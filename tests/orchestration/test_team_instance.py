@@ -57,6 +57,8 @@ def test_run_and_ui_launch_on_a_postgres_instance(pg: Postgres, small_workspace:
 
     with psycopg.connect(instance_postgres_url(home)) as conn:
         frozen = conn.execute("SELECT workspace, split_id FROM split_assets_frozen").fetchall()
-    assert frozen == [(str(small_workspace.parent), kv(out)["split_id"])]
+    import socket
+
+    assert frozen == [(f"{socket.gethostname()}:{small_workspace.parent}", kv(out)["split_id"])]
     instance.dispose()
     shutil.rmtree(home / "storage", ignore_errors=True)
