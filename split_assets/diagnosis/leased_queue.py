@@ -58,7 +58,8 @@ class GroupCommit:
         self.transactions += 1
         self.written.update((row.question_id, written) for row in rows)
         for waiter in waiters:
-            waiter.set_result(None)
+            if not waiter.done():  # a worker cancelled (Ctrl-C) while its row was committed
+                waiter.set_result(None)
 
 
 LEASE_TTL_S = 60.0  # SPLIT_ASSETS_LEASE_TTL_S overrides it (checked when a pass starts)

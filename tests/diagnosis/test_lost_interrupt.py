@@ -68,3 +68,35 @@ def test_a_pass_ends_on_an_interrupt_lost_in_any_callback() -> None:
 
     with pytest.raises(DagsterExecutionInterruptedError):
         asyncio.run(asyncio.wait_for(a_pass(), 10))
+
+
+class _Store:
+    def upsert_many(self, rows: list[SignalRow], release: Any = None) -> float:
+        return 1.0
+
+
+def test_a_worker_cancelled_while_its_row_commits_breaks_no_callback() -> None:
+    """Ctrl-C cancels the workers; one cancelled while its row waits for the group commit
+    left a cancelled waiter, and setting its result raised InvalidStateError in the loop
+    callback ("Exception in callback GroupCommit._flush()"), leaving the other workers of the
+    group waiting for ever. The rows are still written."""
+    committer = GroupCommit(_Store())  # type: ignore[arg-type]
+
+    async def cancelled_mid_commit() -> None:
+        first = asyncio.create_task(committer.commit(_row("q1")))
+        second = asyncio.create_task(committer.commit(_row("q2")))
+        await asyncio.sleep(0)  # both rows queued, the flush scheduled after them
+        first.cancel()
+        await asyncio.sleep(0.01)  # the flush runs
+        await asyncio.wait_for(second, 5)  # before the fix: never (the flush broke off)
+        with pytest.raises(asyncio.CancelledError):
+            await first
+
+    loop = asyncio.new_event_loop()
+    broken: list[dict] = []
+    loop.set_exception_handler(lambda _, context: broken.append(context))
+    try:
+        loop.run_until_complete(cancelled_mid_commit())
+    finally:
+        loop.close()
+    assert broken == [] and set(committer.written) == {"q1", "q2"}
