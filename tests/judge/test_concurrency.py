@@ -57,8 +57,15 @@ def test_a_one_slot_server_gets_one_request_at_a_time() -> None:
 
 @pytest.mark.parametrize("slots", [4, 16])
 def test_a_local_server_gets_as_many_as_it_has_slots(slots: int) -> None:
-    limit = _settle(SlotServer(slots, 0.03, cold_s=0.04), 40 * slots)
-    assert slots - 1 <= limit.limit <= slots + max(1, slots // 4)
+    """Settles at the slots. Answers take 30 ms, so a stall of this busy machine (the suite
+    runs two workers on two cores) can pass for queueing and hold the limit down: a second
+    settle must then land (a limit that is wrong fails both)."""
+    limits = []
+    for _ in range(2):
+        limits.append(_settle(SlotServer(slots, 0.03, cold_s=0.04), 40 * slots).limit)
+        if slots - 1 <= limits[-1] <= slots + max(1, slots // 4):
+            return
+    raise AssertionError(f"{slots} slots: the limit settled at {limits}")
 
 
 def test_a_hosted_api_with_varying_latency_is_not_throttled() -> None:
