@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from split_assets.errors import UserError
 from split_assets.evaluation.comparison import load_pools
 from split_assets.lib.canonical import atomic_write_bytes
+from split_assets.sources.json_records import json_records
 
 if TYPE_CHECKING:
     from split_assets.workspace.inputs import Inputs
@@ -58,11 +59,8 @@ def video_key_values(questions_dir: Path, benchmark: str) -> tuple[str, dict[str
         return None
     key, source = VIDEO_KEYS[benchmark]
     values: dict[str, Any] = {}
-    for path in sorted(questions_dir.glob("*.json*")):
-        text = path.read_text(encoding="utf-8")
-        records = (json.loads(text) if path.suffix == ".json"
-                   else [json.loads(line) for line in text.splitlines() if line.strip()])
-        for record in records if isinstance(records, list) else []:
+    for path in sorted(p for p in questions_dir.iterdir() if p.suffix in (".json", ".jsonl")):
+        for _, record in json_records(path):  # the benchmark loader's reader
             if not isinstance(record, dict):
                 continue
             for q in record.get("questions", [record]):

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from split_assets.config_keys import config_key
 from split_assets.errors import UserError
+from split_assets.evaluation.claims import family
 from split_assets.evaluation.exposure import TestPool, pool_of, record_test_look
 from split_assets.evaluation.laundering import answers_db
 from split_assets.evaluation.reuse import one_sided_p
@@ -192,15 +193,10 @@ def record_import_look(store: SignalStore, target: Frozen, run_id: str, outcomes
             "evaluate candidates on validation only (split-assets export lmms-eval --pool "
             "validation), or pass --spend-test-look (no claim will hold for it); nothing was "
             "imported") from None
-    n = look_number(store.looks(pool.split_id, "test"), look.answers_digest)
+    n = [digest for digest, _, _ in family(store.looks(pool.split_id, "test"))].index(
+        look.answers_digest) + 1  # its place among the distinct answers looked at
     what = (f"import of {run_id}: {len(ids)} test questions answered; the harness printed an "
             "aggregate over them")
     if look.is_repeat:
         what += "; a repeat: these answers were evaluated before"
     return look_line(n, shared.budget, spend, what)
-
-
-def look_number(looks: list[Any], digest: str) -> int:
-    """The look a test answers digest is: its place among the distinct answers looked at."""
-    order = list(dict.fromkeys(look.answers_digest for look in looks))
-    return order.index(digest) + 1

@@ -128,29 +128,28 @@ class InstanceLedger:
             raise
         self._x("COMMIT")
 
-    def read(self, baseline: str, but: str | None = None) -> Published:
-        """Every workspace's rows for ``baseline`` (``but``: leave that workspace's out)."""
+    def read(self, baseline: str) -> Published:
+        """Every workspace's rows for ``baseline``."""
         out = Published()
         if self.empty:
             return out
-        skip = "" if but is None else " AND workspace != ?"
-        args = (baseline,) if but is None else (baseline, but)
+        args = (baseline,)
         for row in self._x(f"SELECT workspace, {', '.join(LOOK_COLUMNS)} FROM "
-                           f"split_assets_looks WHERE baseline = ?{skip} ORDER BY created_at",
+                           f"split_assets_looks WHERE baseline = ? ORDER BY created_at",
                            args).fetchall():
             out.looks.append((row[0], Look(row[1], "test", row[2], row[3], row[4],
                                            json.loads(row[5]), row[6], False, row[7])))
         for row in self._x("SELECT workspace, pools_sha256, split_id, answers_digest, run_id, "
-                           f"question_ids FROM split_assets_exposures WHERE baseline = ?{skip}",
+                           "question_ids FROM split_assets_exposures WHERE baseline = ?",
                            args).fetchall():
             out.exposures.append((row[0], Exposure(baseline, row[1], row[2], row[3], row[4],
                                                    tuple(json.loads(row[5])))))
         for row in self._x("SELECT workspace, baseline_run_id, diag_fingerprint, split_id, "
-                           f"pools_sha256, pools FROM split_assets_frozen WHERE baseline = ?"
-                           f"{skip}", args).fetchall():
+                           "pools_sha256, pools FROM split_assets_frozen WHERE baseline = ?",
+                           args).fetchall():
             out.frozen.append((row[0], FrozenRecord(baseline, *row[1:])))
         for workspace, budget in self._x("SELECT workspace, test_looks_max FROM "
-                                         f"split_assets_budgets WHERE baseline = ?{skip}",
+                                         "split_assets_budgets WHERE baseline = ?",
                                          args).fetchall():
             out.budgets[workspace] = budget
         return out
