@@ -1,14 +1,21 @@
-"""Scale-out: four `split-assets run` processes (as four machines would run them) diagnose one
-generated benchmark of 20,000 wrong answers into one PostgreSQL signal store.
+"""Scale-out (issues 31, 47): eight `split-assets run` processes (as eight machines would run
+them) diagnose one generated benchmark of about 100,000 wrong answers into one PostgreSQL signal
+store, through a SIGKILL of one worker and a restart of the database server.
 
-- The workspace: the sample generator at 18,750 videos (56,250 questions, ~20,000 wrong
+- The workspace: the sample generator at 93,750 videos (281,250 questions, ~100,000 wrong
   non-INFRA answers), its traces as generated.
 - The judge: openai, concurrency 16 per worker, against the local test server
-  (testkit/llm_server.py) answering each call after 500 ms: the bound is
-  4 x 16 / 0.5 s = 128 calls/s.
+  (testkit/llm_server.py, in this process) answering each call after 1 s: the bound is
+  8 x 16 / 1 s = 128 calls/s, so that the clients' CPU fits 2 cores.
 - The store: a real PostgreSQL server started from Debian's binaries for this bench.
-- Midway, one worker is SIGKILLed and started again (against a second server of the same
-  latency, so that its calls after the restart are counted apart: ``resume_calls``).
+- At 30 % of the questions one worker's process group is SIGKILLed and started again; at 60 %
+  the PostgreSQL server is restarted (stopped, started). A worker ends with one line when its
+  database goes away (it does not reconnect: docs/how-to/team.md); the bench starts every
+  worker that ended so again, as an operator's supervisor would.
+- The rate excludes the restart's downtime (from the stop to the first row written after it).
+  The calls paid twice (the server's calls beyond one per distinct prompt) must not exceed the
+  calls in flight at the kill and at the restart (prompts the server had received whose
+  diagnosis the store did not hold yet).
 
 Then the split those workers froze is compared with the one a single worker freezes on a SQLite
 copy of the same diagnoses (pools.json byte for byte; the manifests may differ only in
@@ -16,7 +23,8 @@ copy of the same diagnoses (pools.json byte for byte; the manifests may differ o
 timed from PostgreSQL and from SQLite side by side.
 
 Prints progress to stderr and, last line, one JSON object. Run: .venv/bin/python bench/scale.py
-(needs `apt-get install postgresql`; takes about ten minutes on 2 cores).
+(needs `apt-get install postgresql`; about 25 minutes on 2 cores; BENCH_SCALE_VIDEOS=9375 is a
+quick trial of about 10,000 answers).
 """
 
 from __future__ import annotations
@@ -35,10 +43,11 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 
-N_VIDEOS = int(os.environ.get("BENCH_SCALE_VIDEOS", "18750"))  # fewer: a quick trial
-WORKERS, CONCURRENCY, LATENCY_S = 4, 16, 0.5
+N_VIDEOS = int(os.environ.get("BENCH_SCALE_VIDEOS", "93750"))  # fewer: a quick trial
+WORKERS, CONCURRENCY, LATENCY_S = 8, 16, 1.0
 PIN = "2026-01-01T00:00:00Z"
-KILL_AT = 0.4  # share of the questions diagnosed when one worker is killed
+KILL_AT = 0.3  # share of the questions diagnosed when one worker is killed
+RESTART_AT = 0.6  # and when the PostgreSQL server is restarted
 # a worker: `split-assets run` that reports its peak RSS when it exits (VmHWM: ru_maxrss would
 # also count the pages of this bench process it was started from)
 WORKER = ("import atexit, sys\n"
@@ -52,25 +61,6 @@ WORKER = ("import atexit, sys\n"
 
 def log(message: str) -> None:
     print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
-
-
-class Server:
-    """The local OpenAI-compatible test server in its own process."""
-
-    def __init__(self) -> None:
-        script = ROOT / "testkit" / "llm_server.py"
-        self.proc = subprocess.Popen([sys.executable, str(script), "--port", "0", "--latency",
-                                      str(LATENCY_S)], stdout=subprocess.PIPE, text=True)
-        ready = self.proc.stdout.readline().split()
-        assert ready and ready[0] == "READY", ready
-        self.url = ready[1]
-
-    def stop(self) -> int:
-        """Stop it; the requests it answered."""
-        self.proc.send_signal(signal.SIGINT)
-        out, _ = self.proc.communicate(timeout=60)
-        return int(next(line.split()[1] for line in out.splitlines()
-                        if line.startswith("REQUESTS")))
 
 
 def dagster_home(folder: Path) -> Path:
@@ -111,52 +101,120 @@ def make_workspace(tmp: Path, url: str) -> tuple[Path, int]:
     return config, questions
 
 
-def diagnosed(url: str) -> int:
+def diagnosed(url: str, quiet: bool = False) -> int | None:
+    """The diagnoses in the store; None (``quiet``) while the server cannot be reached."""
     import psycopg
 
-    with psycopg.connect(url) as conn:
-        return conn.execute("SELECT COUNT(*) FROM signals WHERE infra = 0 AND degraded = 0"
-                            ).fetchone()[0]
-
-
-def run_workers(config: Path, url: str, questions: int, tmp: Path) -> dict[str, Any]:
-    """Four workers, one killed at KILL_AT and started again; until every one has exited."""
-    main, resume = Server(), Server()
-    homes = [dagster_home(tmp / f"home{i}") for i in range(WORKERS)]  # one per machine
-    logs = [tmp / f"worker{i}.log" for i in range(WORKERS)]
-    procs = [start_worker(config, homes[i], main.url, logs[i]) for i in range(WORKERS)]
-    first_row = killed_at = done_at = None
-    restarted = None
     try:
-        while any(p.poll() is None for p in procs) or (restarted and restarted.poll() is None):
-            count = diagnosed(url)
+        with psycopg.connect(url, connect_timeout=5) as conn:
+            return conn.execute("SELECT COUNT(*) FROM signals WHERE infra = 0 AND degraded = 0"
+                                ).fetchone()[0]
+    except psycopg.OperationalError:
+        if quiet:
+            return None
+        raise
+
+
+def _prompts(llm: Any) -> int:
+    """The distinct prompts the server was sent: the questions asked (and repairs); the calls
+    beyond them were paid twice."""
+    from testkit.llm_server import last_user_text
+
+    return len({hash(last_user_text(body)) for body in list(llm.requests)})
+
+
+class _Supervisor:
+    """The workers, each started again when it ends before every question is diagnosed (the
+    SIGKILLed one, those that ended on the database restart), as an operator's supervisor
+    would; one log and one peak RSS per start."""
+
+    def __init__(self, config: Path, tmp: Path, base_url: str) -> None:
+        self.config, self.tmp, self.base_url = config, tmp, base_url
+        self.homes = [dagster_home(tmp / f"home{i}") for i in range(WORKERS)]  # one a machine
+        self.starts = [0] * WORKERS
+        self.procs = [self._start(i) for i in range(WORKERS)]
+        self.finished: list[tuple[subprocess.Popen, Path]] = []
+        self.restarted = 0
+
+    def _log(self, i: int) -> Path:
+        return self.tmp / f"worker{i}.{self.starts[i]}.log"
+
+    def _start(self, i: int) -> subprocess.Popen:
+        self.starts[i] += 1
+        return start_worker(self.config, self.homes[i], self.base_url, self._log(i))
+
+    def kill(self, i: int) -> None:
+        os.killpg(self.procs[i].pid, signal.SIGKILL)
+        self.procs[i].wait()
+
+    def tend(self, done: bool) -> bool:
+        """Start again the workers that ended early; whether any is still running."""
+        for i, proc in enumerate(self.procs):
+            if proc.poll() is None or proc.returncode == 0 or done:
+                continue
+            tail = self._log(i).read_text()[-400:].strip().splitlines()
+            log(f"worker {i} ended with exit {proc.returncode} ({tail[-1][:160] if tail else ''})"
+                "; starting it again")
+            self.restarted += 1
+            self.procs[i] = self._start(i)
+        return any(p.poll() is None for p in self.procs)
+
+    def logs(self) -> list[Path]:
+        return [self.tmp / f"worker{i}.{n}.log" for i in range(WORKERS)
+                for n in range(1, self.starts[i] + 1)]
+
+
+def run_workers(config: Path, url: str, questions: int, tmp: Path, pg: Any) -> dict[str, Any]:
+    """Eight workers; one SIGKILLed at KILL_AT, the server restarted at RESTART_AT; until every
+    worker has exited 0."""
+    from testkit.llm_server import FakeLLM
+
+    llm = FakeLLM(latency_s=LATENCY_S).start()
+    crew = _Supervisor(config, tmp, llm.base_url)
+    first_row = done_at = killed_at = restart = back_at = None
+    in_flight, restarted_at = 0, 0
+    try:
+        while crew.tend(done_at is not None):
+            count = diagnosed(url) if restart is None or back_at is not None else None
             now = time.monotonic()
-            if count and first_row is None:
-                first_row = now
+            if count is None:  # the server is back once a row lands
+                count = diagnosed(url, quiet=True)
+                if count is not None and count > restarted_at:
+                    back_at = now
+                    log(f"rows written again {back_at - restart:.1f} s after the stop")
+                time.sleep(0.25)
+                continue
+            first_row = first_row or (now if count else None)
             if count >= questions and done_at is None:
                 done_at = now
                 log(f"all {questions} questions diagnosed")
-            if restarted is None and count >= KILL_AT * questions:
-                os.killpg(procs[0].pid, signal.SIGKILL)
-                procs[0].wait()
+            if killed_at is None and count >= KILL_AT * questions:
+                in_flight += _prompts(llm) - diagnosed(url)
+                crew.kill(0)
                 killed_at = count
-                log(f"worker 0 SIGKILLed at {count}/{questions}; starting it again")
-                restarted = start_worker(config, homes[0], resume.url, tmp / "resumed.log")
+                log(f"worker 0 SIGKILLed at {count}/{questions}")
+            elif restart is None and count >= RESTART_AT * questions:
+                in_flight += _prompts(llm) - diagnosed(url)
+                restart, restarted_at = now, count
+                pg.stop()
+                pg.start()
+                log(f"PostgreSQL restarted at {count}/{questions}")
             time.sleep(0.25)
         assert done_at is not None, "the workers exited before every question was diagnosed"
-        for p in [*procs[1:], restarted]:
-            assert p.returncode == 0, (tmp / "worker1.log").read_text()[-3000:]
     finally:
-        calls_main, calls_resume = main.stop(), resume.stop()
-    outs = [p.stdout.read() for p in [*procs[1:], restarted]]
+        llm.stop()
+    outs = [p.stdout.read() for p in crew.procs]
     pools = {line.split("=", 1)[1] for out in outs for line in out.splitlines()
              if line.startswith("pools_sha256=")}
     assert len(pools) == 1, pools  # every worker froze the same split
-    rss = [peak_rss_mb(f) for f in [*logs[1:], tmp / "resumed.log"]]
+    rss = [peak_rss_mb(f) for f in crew.logs()]
+    downtime = (back_at - restart) if restart is not None and back_at is not None else 0.0
     # the first row lands one call after the first call was sent
     wall = done_at - first_row + LATENCY_S
-    return {"calls_main": calls_main, "resume_calls": calls_resume, "wall_s": wall,
-            "killed_at": killed_at, "peak_rss_mb_per_worker": round(max(rss), 1)}
+    return {"calls": len(llm.requests), "repeated": len(llm.requests) - _prompts(llm),
+            "wall_s": wall, "downtime_s": downtime,
+            "killed_at": killed_at, "in_flight": in_flight, "started_again": crew.restarted,
+            "peak_rss_mb_per_worker": round(max(rss), 1)}
 
 
 def repair_calls(url: str) -> int:
@@ -232,30 +290,34 @@ def main() -> None:
         config, questions = make_workspace(tmp, url)
         log(f"{questions} wrong answers to diagnose by {WORKERS} workers, concurrency "
             f"{CONCURRENCY} each, {LATENCY_S * 1000:.0f} ms a call")
-        run = run_workers(config, url, questions, tmp)
+        run = run_workers(config, url, questions, tmp, pg)
         repairs = repair_calls(url)
         ws = Session.open(config)
         run_id, fingerprint = ws.partition.run_id, ws.partition.key
         identical = single_sqlite_worker(config, url, tmp)
         load = loading(url, config.parent / "signals.db", run_id, fingerprint)
-    calls = run["calls_main"] + run["resume_calls"]
+    calls = run["calls"]
     bound = WORKERS * CONCURRENCY / LATENCY_S
-    rate = calls / run["wall_s"]
-    print(f"{questions} questions: {calls} calls ({repairs} repairs, "
-          f"{calls - questions - repairs} repeated; {run['resume_calls']} by the restarted "
-          f"worker, killed at {run['killed_at']}), {rate:.1f} calls/s vs bound {bound:.0f} "
-          f"(ratio {rate / bound:.3f}); peak RSS {run['peak_rss_mb_per_worker']} MB per "
-          f"worker; pools.json identical to a single SQLite worker's: {identical}")
+    rate = calls / (run["wall_s"] - run["downtime_s"])
+    repeated = run["repeated"]
+    print(f"{questions} questions: {calls} calls ({repairs} repairs, {repeated} repeated, "
+          f"{run['in_flight']} in flight at the kill and the restart; worker 0 killed at "
+          f"{run['killed_at']}, {run['started_again']} start(s) again by the supervisor), "
+          f"{rate:.1f} calls/s vs bound {bound:.0f} (ratio {rate / bound:.3f}, the restart's "
+          f"{run['downtime_s']:.1f} s excluded); peak RSS {run['peak_rss_mb_per_worker']} MB "
+          f"per worker; pools.json identical to a single SQLite worker's: {identical}")
     print(f"input loading of {load['rows']} signal rows: PostgreSQL {load['postgresql_s']} s, "
           f"SQLite {load['sqlite_s']} s (ratio {load['ratio']})")
     print(json.dumps({
-        "questions": questions, "calls": calls, "repair_calls": repairs,
-        "repeated_calls": calls - questions - repairs,
+        "questions": questions, "workers": WORKERS, "calls": calls, "repair_calls": repairs,
+        "repeated_calls": repeated, "in_flight_at_faults": run["in_flight"],
+        "started_again": run["started_again"], "downtime_s": round(run["downtime_s"], 1),
         "calls_per_s": round(rate, 1), "bound_calls_per_s": round(bound, 1),
         "ratio": round(rate / bound, 3),
         "peak_rss_mb_per_worker": run["peak_rss_mb_per_worker"],
-        "resume_calls": run["resume_calls"], "pools_identical": identical,
-        "loading_pg_vs_sqlite": load["ratio"]}))
+        "pools_identical": identical, "loading_pg_vs_sqlite": load["ratio"],
+        "targets_met": rate / bound >= 0.9 and run["peak_rss_mb_per_worker"] <= 500
+        and repeated <= run["in_flight"] and identical}))
 
 
 if __name__ == "__main__":

@@ -14,7 +14,8 @@ CPU time (user + system) the run's process used, which a noisy machine disturbs 
 writes its bytecode as it does for a user (a ``PYTHONDONTWRITEBYTECODE`` of this shell is
 dropped: recompiling every module on every run is not what a user waits for). The last line
 is one JSON object: {"checkout", "median_s", "runs_s", "median_cpu_s", "cpu_s",
-"benchmark_parses", "prediction_parses"} (with ``--against``: also "against": the same fields
+"benchmark_parses", "prediction_parses"} (null where the checkout has neither of the places
+the parsers have lived) (with ``--against``: also "against": the same fields
 for that checkout, "speedup": its median over this one's, and "cpu_speedup").
 """
 
@@ -35,15 +36,25 @@ ROOT = Path(__file__).resolve().parents[1]
 PIN = "2026-01-01T00:00:00Z"
 
 # Runs inside the checkout: one in-process run whose calls of the two parsers are counted with
-# a profile hook (it sees the functions however they were imported).
+# a profile hook (it sees the functions however they were imported). The parsers are looked
+# up where this checkout keeps them (split_assets.sources since issue 37, split_assets.data
+# before); a checkout that has neither prints COUNTS - - (not counted), never fails the bench.
 _COUNT = """
-import sys
+import importlib, sys
 from split_assets.cli import main
-from split_assets.sources import benchmark
-from split_assets.sources import harness_db as harness
-targets = {benchmark.read_benchmark_files.__code__: "benchmark",
-           harness.canonical_predictions.__code__: "predictions"}
-counts = {"benchmark": 0, "predictions": 0}
+def parser(names, function):
+    for name in names:
+        try:
+            return getattr(importlib.import_module(name), function).__code__
+        except (ImportError, AttributeError):
+            pass
+    return None
+found = {"benchmark": parser(["split_assets.sources.benchmark", "split_assets.data.benchmark"],
+                             "read_benchmark_files"),
+         "predictions": parser(["split_assets.sources.harness_db", "split_assets.data.harness"],
+                               "canonical_predictions")}
+targets = {code: name for name, code in found.items() if code is not None}
+counts = {name: (0 if code is not None else "-") for name, code in found.items()}
 def hook(frame, event, arg):
     if event == "call" and frame.f_code in targets:
         counts[targets[frame.f_code]] += 1
@@ -107,19 +118,21 @@ class _Checkout:
 
     def result(self) -> dict[str, object]:
         counted = _run(self.env, "-c", _COUNT, self.config, PIN).stdout.split("COUNTS", 1)[1]
-        benchmark, predictions = counted.split()[:2]
+        benchmark, predictions = (None if n == "-" else int(n) for n in counted.split()[:2])
         return {"checkout": str(self.checkout), "median_s": statistics.median(self.times),
                 "runs_s": self.times, "median_cpu_s": statistics.median(self.cpu),
-                "cpu_s": self.cpu, "benchmark_parses": int(benchmark),
-                "prediction_parses": int(predictions)}
+                "cpu_s": self.cpu, "benchmark_parses": benchmark,
+                "prediction_parses": predictions}
 
 
 def _say(result: dict[str, object]) -> None:
+    parses = ("parses not counted (this checkout keeps its parsers elsewhere)"
+              if result["benchmark_parses"] is None else
+              f"benchmark parsed {result['benchmark_parses']}x, canonical predictions "
+              f"{result['prediction_parses']}x per run")
     print(f"warm split-assets run of the demo in {result['checkout']}: median "
           f"{result['median_s']} s over {len(result['runs_s'])} runs (CPU "
-          f"{result['median_cpu_s']} s); benchmark parsed "
-          f"{result['benchmark_parses']}x, canonical predictions {result['prediction_parses']}x "
-          "per run", file=sys.stderr)
+          f"{result['median_cpu_s']} s); {parses}", file=sys.stderr)
 
 
 def main() -> None:

@@ -279,6 +279,8 @@ class FakeLLM:
                          as ``requests``, and is recorded when the request is admitted.
       ``request_times``  the ``time.monotonic()`` arrival time of each request (same index).
       ``keys``           the API key (bearer token) each chat request carried.
+      ``open_requests``  chat requests admitted whose answer is not yet written out (a fault
+                         bench reads it at the moment it kills a client: the calls in flight).
     """
 
     def __init__(
@@ -313,6 +315,7 @@ class FakeLLM:
         self._conns: set[asyncio.Task] = set()
         self._prompts: list[str] = []  # for the prefix cache's cached_tokens
         self.keys: list[str] = []  # the bearer key of each chat request (tests of .env files)
+        self.open_requests = 0
 
     # ---------------------------------------------------------------- public API
 
@@ -529,7 +532,13 @@ class FakeLLM:
         if path in ("/v1/chat/completions", "/chat/completions"):
             if request.method != "POST":
                 return await self._send_error(writer, 405, request.keep_alive, "Use POST.")
-            return await self._chat(request, writer)
+            with self._lock:
+                self.open_requests += 1
+            try:
+                return await self._chat(request, writer)
+            finally:
+                with self._lock:
+                    self.open_requests -= 1
         if path in ("/v1/models", "/models") and request.method == "GET":
             payload = {"object": "list", "data": [self._model_object()]}
             return await self._send_json(writer, 200, payload, request.keep_alive)

@@ -20,6 +20,19 @@ from pathlib import Path
 class Postgres:
     folder: Path  # holds the data directory and the socket
     user: str = "postgres"
+    bindir: str = ""
+
+    def stop(self, mode: str = "fast") -> None:
+        """Stop the server (``fast``: clients are disconnected, as a service stop does;
+        ``immediate``: as a crash)."""
+        _as_postgres([f"{self.bindir}/pg_ctl", "-D", str(self.folder / "data"), "-m", mode,
+                      "-w", "stop"])
+
+    def start(self) -> None:
+        """Start the server (again), on the same socket and data directory."""
+        _as_postgres([f"{self.bindir}/pg_ctl", "-D", str(self.folder / "data"), "-o",
+                      _OPTIONS.format(folder=self.folder), "-w", "-t", "60", "-l",
+                      str(self.folder / "server.log"), "start"])
 
     def url(self, database: str, driver: str = "") -> str:
         """libpq URL over the socket; ``driver`` e.g. ``psycopg2`` for SQLAlchemy (2.1 picks
@@ -33,6 +46,10 @@ class Postgres:
         with psycopg.connect(self.url("postgres"), autocommit=True) as conn:
             conn.execute(f'CREATE DATABASE "{name}"')
         return self.url(name, driver)
+
+
+_OPTIONS = ("-k {folder} -c listen_addresses='' -c fsync=off -c synchronous_commit=off "
+            "-c full_page_writes=off -c max_connections=100")
 
 
 def binaries() -> str | None:
@@ -55,14 +72,11 @@ def postgres_server() -> Iterator[Postgres]:
     if os.geteuid() == 0:
         shutil.chown(folder, "postgres", "postgres")
     data = folder / "data"
-    server = Postgres(folder)
+    server = Postgres(folder, bindir=bindir)
     try:
         _as_postgres([f"{bindir}/initdb", "-D", str(data), "-A", "trust", "-U", "postgres",
                       "--no-sync", "-E", "UTF8"])
-        options = (f"-k {folder} -c listen_addresses='' -c fsync=off "
-                   "-c synchronous_commit=off -c full_page_writes=off -c max_connections=100")
-        _as_postgres([f"{bindir}/pg_ctl", "-D", str(data), "-o", options, "-w", "-t", "60",
-                      "-l", str(folder / "server.log"), "start"])
+        server.start()
         yield server
     finally:
         with contextlib.suppress(Exception):

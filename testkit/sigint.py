@@ -43,7 +43,7 @@ class Outcome:
         """What is wrong with this outcome, or None."""
         if self.after_signal_s is not None and self.after_signal_s > ALIVE_AFTER_S:
             return f"alive {self.after_signal_s:.1f} s after the signal"
-        for marker in ("Traceback", "Exception ignored"):
+        for marker in ("Traceback", "Exception ignored", "Exception in callback"):
             if marker in self.stderr:
                 return f"{marker} in stderr"
         code, line = ENDINGS[self.sig]
@@ -61,24 +61,27 @@ class Outcome:
 
 
 def interrupt_at(config: Path, home: Path, at_s: float, timeout_s: float = 120,
-                 sig: int = signal.SIGINT) -> Outcome:
-    """Start a run, send ``sig`` ``at_s`` seconds in (unless it ended), wait for it."""
+                 sig: int = signal.SIGINT, group: bool = False) -> Outcome:
+    """Start a run, send ``sig`` ``at_s`` seconds in (unless it ended), wait for it. ``group``:
+    as a terminal sends it, to the run's whole process group (the run starts a session of its
+    own, and the signal reaches every process it started there)."""
     # a run that never ends after the signal is aborted with every thread's stack on stderr
     env = dict(os.environ, DAGSTER_HOME=str(home), PYTHONFAULTHANDLER="1")
     proc = subprocess.Popen([str(CLI), "run", "--config", str(config)], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=group)
     started = time.monotonic()
     deadline = started + (at_s or timeout_s)
     while proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.01)
     sent = None
     if proc.poll() is None:
-        proc.send_signal(sig)
+        os.killpg(proc.pid, sig) if group else proc.send_signal(sig)
         sent = time.monotonic()
     try:
         out, err = proc.communicate(timeout=timeout_s)
     except subprocess.TimeoutExpired:
-        proc.send_signal(signal.SIGABRT)
+        os.killpg(proc.pid, signal.SIGABRT) if group else proc.send_signal(signal.SIGABRT)
         out, err = proc.communicate()
         err = f"HUNG {timeout_s} s after the start; the stacks it was aborted with:\n{err}"
     ended = time.monotonic()
@@ -112,14 +115,14 @@ def spread(duration_s: float, n: int, seed: int) -> list[float]:
 
 
 def sweep(template: Path, home_template: Path, folder: Path, timings: list[float],
-          parallel: int = 2, sig: int = signal.SIGINT) -> list[Outcome]:
+          parallel: int = 2, sig: int = signal.SIGINT, group: bool = False) -> list[Outcome]:
     """One fresh copy of the workspace and of the Dagster instance per timing (``at_s`` 0:
     not interrupted)."""
     def one(i: int, at_s: float) -> Outcome:
         ws, home = folder / f"ws{i}", folder / f"home{i}"
         shutil.copytree(template, ws)
         shutil.copytree(home_template, home)
-        return interrupt_at(ws / "video_split.yaml", home, at_s, sig=sig)
+        return interrupt_at(ws / "video_split.yaml", home, at_s, sig=sig, group=group)
 
     with ThreadPoolExecutor(parallel) as pool:
         return list(pool.map(one, range(len(timings)), timings))

@@ -70,7 +70,9 @@ def _main(argv: Sequence[str] | None) -> int:
             from split_assets.app.messages import as_user_error
 
             return _fail(as_user_error(exc))
-        mapped = environment_error(exc)
+        from split_assets.orchestration.instance import instance_storage_error
+
+        mapped = environment_error(exc) or instance_storage_error(exc)
         if mapped is None:
             raise
         return _fail(mapped)

@@ -7,6 +7,9 @@ in the run's event log (the Dagster UI shows it).
 
 import logging
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
 
 from dagster import Field, InitLoggerContext, logger
 
@@ -53,3 +56,32 @@ def compact_console_logger(init_context: InitLoggerContext) -> logging.Logger:
     handler.addFilter(_Progress())
     log.addHandler(handler)
     return log
+
+
+# what Dagster itself writes to stderr, bypassing the loggers, before it raises the error the
+# CLI reports as its one line (its instance's database went away: instance_storage_error)
+_DAGSTER_STDERR = ("Exception while writing logger call to event log",)
+
+
+class _WithoutDagsterNoise:
+    """sys.stderr, less Dagster's own direct writes of ``_DAGSTER_STDERR``."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        return len(text) if text.startswith(_DAGSTER_STDERR) else self._stream.write(text)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+@contextmanager
+def without_dagster_noise() -> Iterator[None]:
+    """While a run executes: stderr without Dagster's direct writes the CLI reports itself."""
+    stream = sys.stderr
+    sys.stderr = _WithoutDagsterNoise(stream)
+    try:
+        yield
+    finally:
+        sys.stderr = stream

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fcntl
+import logging
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -79,8 +80,17 @@ def _first_load(home: Path) -> DagsterInstance:
         return instance
 
 
+def _no_retry_noise(record: logging.LogRecord) -> bool:
+    """dagster-postgres logs each retry of a lost connection on the root logger; the user
+    sees the one line of ``instance_storage_error`` if the retries run out, nothing if one
+    succeeds."""
+    return not str(record.msg).startswith(("Retrying failed database", "Retrying failed DB"))
+
+
 def get_instance() -> DagsterInstance:
     """The persistent instance; a broken ``dagster.yaml`` is one line naming it."""
+    if _no_retry_noise not in logging.getLogger().filters:
+        logging.getLogger().addFilter(_no_retry_noise)
     home = dagster_home()
     try:
         if (home / READY).exists():
@@ -94,6 +104,39 @@ def get_instance() -> DagsterInstance:
                         str(home / "dagster.yaml"),
                         "fix or remove that file (it needs only 'telemetry: {enabled: false}'),"
                         " or point DAGSTER_HOME elsewhere") from None
+
+
+def instance_storage_error(exc: BaseException) -> UserError | None:
+    """The one line of a Dagster instance whose PostgreSQL database went away (stopped,
+    restarted, the network cut): dagster-postgres's retries ran out, or a statement lost its
+    connection. It names the database (no credentials) and the server's own words; None for
+    anything else."""
+    import sqlalchemy.exc
+
+    chain: list[BaseException] = []
+    link: BaseException | None = exc
+    while link is not None and len(chain) < 8:
+        chain.append(link)
+        link = link.__cause__ or link.__context__
+    if not any(type(e).__name__ == "DagsterPostgresException"
+               or isinstance(e, sqlalchemy.exc.OperationalError | sqlalchemy.exc.InterfaceError)
+               for e in chain):
+        return None
+    from split_assets.judge.call_policy import safe_url
+    from split_assets.store.instance_ledger import instance_postgres_url
+
+    url = instance_postgres_url(resolve_dagster_home())
+    if url is None:
+        return None
+    # the driver's own words: the deepest error's first line
+    words = next((str(getattr(e, "orig", None) or e).strip().splitlines()[0]
+                  for e in reversed(chain) if str(getattr(e, "orig", None) or e).strip()),
+                 type(exc).__name__)
+    return UserError(f"cannot reach the Dagster instance's database: {words}",
+                     f"{resolve_dagster_home() / 'dagster.yaml'} storage postgres "
+                     f"{safe_url(url)}",
+                     "check that the server runs and accepts this user, then run again "
+                     "(finished diagnoses are kept)")
 
 
 def register_partition(instance: DagsterInstance, key: str, name: str = "diag_fingerprint"

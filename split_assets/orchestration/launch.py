@@ -20,6 +20,7 @@ def run_split_job(session: Session, tags: dict[str, str],
     ``refreeze_after_test_look``)."""
     from split_assets.app.declared_workspaces import name_for
     from split_assets.orchestration import quiet_tail
+    from split_assets.orchestration.console_log import without_dagster_noise
     from split_assets.orchestration.instance import get_instance, register_partition
     from split_assets.orchestration.location import make_definitions
     from split_assets.orchestration.names import RUN_OPTIONS, Names
@@ -36,7 +37,8 @@ def run_split_job(session: Session, tags: dict[str, str],
         run_config["resources"] = {names.resource(RUN_OPTIONS): {"config": options}}
     quiet_tail.install()  # a terminal's Ctrl-C reaches the run only (orchestration/quiet_tail)
     gc_pause.resume()  # the console script's collector, paused while all this loaded
-    with interrupts.watch():  # a Ctrl-C is never lost (lib/interrupts.py; cli.main watches too)
+    # a Ctrl-C is never lost (lib/interrupts.py; cli.main watches too)
+    with interrupts.watch(), without_dagster_noise():
         result = job.execute_in_process(run_config=run_config, instance=instance,
                                         partition_key=key, tags=tags,
                                         raise_on_error=False)

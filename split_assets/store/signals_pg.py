@@ -11,7 +11,9 @@ a ``.env`` file may set.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import functools
+import logging
 import os
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -127,6 +129,22 @@ def _connect_options() -> dict[str, Any]:
             "options": f"-c lock_timeout={lock_ms}"}
 
 
+def _getconn(pool: ConnectionPool, url: str) -> Any:
+    """A connection of the pool; when none comes at once, a direct connection says whether the
+    server is reachable: if not, the run ends now with its cause (a stopped server refuses in
+    milliseconds; the pool would retry for its whole timeout), else the busy pool is awaited."""
+    import psycopg
+    from psycopg_pool import PoolTimeout
+
+    try:
+        return pool.getconn(timeout=2)
+    except PoolTimeout:
+        with pg_errors(url, "open"):
+            psycopg.connect(url, **_connect_options()).close()
+    with pg_errors(url, "open"):
+        return pool.getconn(timeout=30)
+
+
 def _pool(url: str) -> ConnectionPool:
     """This process's pool for ``url``: every store opened during a run (the plan, the
     diagnosis, the split, the checks) reuses its connections."""
@@ -140,6 +158,9 @@ def _pool(url: str) -> ConnectionPool:
         options = _connect_options()
         with pg_errors(url, "open"):  # the server's own words, not a pool timeout
             psycopg.connect(url, **options).close()
+        # the pool's retries ("error connecting ...") stay off the terminal: one line (pg_errors)
+        logging.getLogger("psycopg.pool").addHandler(logging.NullHandler())
+        logging.getLogger("psycopg.pool").propagate = False
         pool = ConnectionPool(url, min_size=1, max_size=4, open=False, name="split-assets",
                               kwargs={"autocommit": False, **options},
                               check=ConnectionPool.check_connection)
@@ -167,8 +188,7 @@ class PgSignalStore(SignalStore):
         del timeout_s  # SQLite's busy timeout: claims here never wait (SKIP LOCKED)
         self.location = check_store_url(url)
         self._pool = _pool(url)
-        with pg_errors(url, "open"):
-            self._conn = self._pool.getconn(timeout=30)
+        self._conn = _getconn(self._pool, url)
         try:
             with self._errors("open"):
                 if migrate and create:
@@ -185,9 +205,15 @@ class PgSignalStore(SignalStore):
     def has_tables(url: str) -> bool:
         """Whether the database holds a signal store (split_assets's tables)."""
         pool = _pool(url)
-        with pg_errors(url, "open"), pool.connection(timeout=30) as conn:
-            return conn.execute("SELECT to_regclass('split_assets_schema')").fetchone()[0] \
-                is not None
+        conn = _getconn(pool, url)
+        try:
+            with pg_errors(url, "open"):
+                return conn.execute("SELECT to_regclass('split_assets_schema')").fetchone()[0]\
+                    is not None
+        finally:
+            with contextlib.suppress(Exception):
+                conn.rollback()
+            pool.putconn(conn)
 
     def now(self) -> float:
         return float(self._x("SELECT extract(epoch FROM clock_timestamp())::float8").fetchone()[0])
