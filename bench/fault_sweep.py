@@ -8,8 +8,8 @@ field. Every trial starts from a fresh copy (fresh signal store, fresh Dagster i
   process of this host, so taken over at once), no ``.tmp`` file or half-written split is where
   ``verify`` or a later run reads, and a plain re-run ends with pools.json byte-identical to an
   uninterrupted run's, paying again at most the calls in flight at the kill (the requests the
-  server had received whose diagnosis the store did not hold; never more than the judge's
-  concurrency).
+  server had received whose diagnosis the store did not hold: at most ``diag.concurrency``
+  unanswered, and as many answers being parsed and committed).
 - **The database goes away** mid-diagnosis: PostgreSQL stopped, restarted, or the connection
   cut for 5 s (a proxy resets every connection; the server stays up); with the signal store
   alone on PostgreSQL, then with the Dagster instance there too. The run ends within 30 s with
@@ -59,10 +59,12 @@ def _kill_trial(template: Path, folder: Path, store: str | None, at_s: float,
         problems.append(f"re-run exit {again.code}: {again.stderr.strip()[-300:]}")
     if killed.traceback or again.traceback:
         problems.append("a traceback")
-    if paid_twice > in_flight or in_flight > trial.concurrency:
+    # a pass has twice as many workers as call slots (diagnosis/runner.py): at most
+    # ``concurrency`` calls unanswered and as many answers being parsed and committed
+    if paid_twice > in_flight or in_flight > 2 * trial.concurrency:
         problems.append(f"{paid_twice} calls paid twice, {in_flight} in flight, concurrency "
                         f"{trial.concurrency}")
-    return {"at_s": at_s, "killed": bool(received), "exit": killed.code,
+    return {"at_s": at_s, "killed": killed.code == -9, "exit": killed.code,
             "calls_in_flight": in_flight, "unanswered": unanswered, "paid_twice": paid_twice,
             "identical": again.pools() == plain[1], "hung": killed.hung or again.hung,
             "traceback": killed.traceback or again.traceback, "problems": problems}

@@ -133,15 +133,14 @@ class _Supervisor:
         self.homes = [dagster_home(tmp / f"home{i}") for i in range(WORKERS)]  # one a machine
         self.starts = [0] * WORKERS
         self.procs = [self._start(i) for i in range(WORKERS)]
-        self.finished: list[tuple[subprocess.Popen, Path]] = []
         self.restarted = 0
 
-    def _log(self, i: int) -> Path:
+    def log_of(self, i: int) -> Path:
         return self.tmp / f"worker{i}.{self.starts[i]}.log"
 
     def _start(self, i: int) -> subprocess.Popen:
         self.starts[i] += 1
-        return start_worker(self.config, self.homes[i], self.base_url, self._log(i))
+        return start_worker(self.config, self.homes[i], self.base_url, self.log_of(i))
 
     def kill(self, i: int) -> None:
         os.killpg(self.procs[i].pid, signal.SIGKILL)
@@ -152,7 +151,8 @@ class _Supervisor:
         for i, proc in enumerate(self.procs):
             if proc.poll() is None or proc.returncode == 0 or done:
                 continue
-            tail = self._log(i).read_text()[-400:].strip().splitlines()
+            tail = self.log_of(i).read_text()[-400:].strip().splitlines()
+            assert self.starts[i] < 4, f"worker {i} keeps ending: {tail[-1:]}"
             log(f"worker {i} ended with exit {proc.returncode} ({tail[-1][:160] if tail else ''})"
                 "; starting it again")
             self.restarted += 1
@@ -203,6 +203,8 @@ def run_workers(config: Path, url: str, questions: int, tmp: Path, pg: Any) -> d
         assert done_at is not None, "the workers exited before every question was diagnosed"
     finally:
         llm.stop()
+    for i, proc in enumerate(crew.procs):
+        assert proc.returncode == 0, crew.log_of(i).read_text()[-3000:]
     outs = [p.stdout.read() for p in crew.procs]
     pools = {line.split("=", 1)[1] for out in outs for line in out.splitlines()
              if line.startswith("pools_sha256=")}

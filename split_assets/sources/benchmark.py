@@ -166,7 +166,32 @@ def option_letters(options: list[str] | tuple[str, ...]) -> list[str]:
     return [chr(ord("A") + i) for i in range(min(len(options), 26))]
 
 
-def _question(location: str, rec: dict[str, Any], levels: Levels) -> Question:
+class _Shared(dict):
+    """One object for equal values across a benchmark's questions: the task types, levels and
+    video ids repeat, and so do the video-level fields every question of a video carries in
+    ``extra`` (one dict per distinct content, never changed: ``as_record`` copies it). At
+    300,000 questions this is about a third of the benchmark's memory."""
+
+    def one(self, value: Any) -> Any:
+        return self.setdefault(value, value)
+
+    def extra(self, extra: dict[str, Any]) -> dict[str, Any]:
+        if not extra:
+            return _NO_EXTRA
+        try:  # typed: 1, 1.0 and True are equal keys, and must stay apart
+            key = tuple((self.one(k), type(v), v) for k, v in extra.items())
+            hash(key)
+        except TypeError:  # a list or dict value: kept as it is
+            return extra
+        return self.setdefault(("extra", key), {
+            k: self.one(v) if type(v) is str else v for k, _, v in key})
+
+
+_NO_EXTRA: dict[str, Any] = {}
+
+
+def _question(location: str, rec: dict[str, Any], levels: Levels,
+              shared: _Shared | None = None) -> Question:
     options = rec.get("options", rec.get("choices"))
     required = ["question_id", "video_id", "task_type", "answer", "question"]
     required += [levels.field] if levels.field is not None else []
@@ -194,11 +219,12 @@ def _question(location: str, rec: dict[str, Any], levels: Levels) -> Question:
                          "strings lettered A, B, C, ... in order)")
     extra = {k: v for k, v in rec.items() if k not in _OWN_FIELDS and k != levels.field}
     difficulty = levels.level(rec.get(levels.field) if levels.field else None, location)
+    shared = _Shared() if shared is None else shared
     return Question(
-        question_id=str(rec["question_id"]), video_id=video_id, task_type=str(rec["task_type"]),
-        difficulty=difficulty, answer=answer, question=str(rec["question"]),
-        options=tuple(options), evidence_spans=_spans(rec.get("evidence_spans"), location),
-        extra=extra,
+        question_id=str(rec["question_id"]), video_id=shared.one(video_id),
+        task_type=shared.one(str(rec["task_type"])), difficulty=shared.one(difficulty),
+        answer=answer, question=str(rec["question"]), options=tuple(options),
+        evidence_spans=_spans(rec.get("evidence_spans"), location), extra=shared.extra(extra),
     )
 
 
@@ -234,17 +260,21 @@ def read_benchmark_files(files: list[Path], levels: Levels | str | None = "durat
     name the file and the record."""
     if not isinstance(levels, Levels):
         levels = Levels(levels)
-    seen: dict[str, str] = {}
+    seen: set[str] = set()  # (the first place of a repeated id is looked up again)
     questions: list[Question] = []
+    shared = _Shared()
     for path in files:
         for location, record in json_records(path):
             for qloc, flat in _flatten(location, record):
-                q = _question(qloc, flat, levels)
+                q = _question(qloc, flat, levels, shared)
                 if q.question_id in seen:
+                    first = next(where for p in files for at, r in json_records(p)
+                                 for where, f in _flatten(at, r)
+                                 if str(f.get("question_id")) == q.question_id)
                     raise InputError(f"duplicate question_id {q.question_id!r}",
-                                     f"{qloc} and {seen[q.question_id]}",
+                                     f"{qloc} and {first}",
                                      "question ids must be unique across the benchmark")
-                seen[q.question_id] = qloc
+                seen.add(q.question_id)
                 questions.append(q)
     questions.sort(key=lambda q: q.question_id)
     return Benchmark(questions=tuple(questions), difficulty_field=levels.field,

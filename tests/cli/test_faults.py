@@ -40,7 +40,7 @@ def test_sigkill_at_three_moments_on_sqlite(_small_template: Path, tmp_path: Pat
             store = trial.config.parent / "signals.db"
             assert killed.code == -9, killed.stderr[-2000:]  # killed, not ended
             in_flight = received - judged(store)
-            assert 0 <= in_flight <= trial.concurrency
+            assert 0 <= in_flight <= 2 * trial.concurrency  # calls, and answers being stored
             assert store_problems(store) == []
             assert split_leftovers(trial.config.parent) == []
             again = trial.run()
