@@ -167,8 +167,9 @@ def option_letters(options: list[str] | tuple[str, ...]) -> list[str]:
 
 
 class _Shared(dict):
-    """One object for equal values across a benchmark's questions: the task types, levels and
-    video ids repeat, and so do the video-level fields every question of a video carries in
+    """One object for equal values across a benchmark's questions: the task types, levels,
+    video ids, answer letters, and often question texts and options ("How many ...", "A. 3")
+    repeat, and so do the video-level fields every question of a video carries in
     ``extra`` (one dict per distinct content, never changed: ``as_record`` copies it). At
     300,000 questions this is about a third of the benchmark's memory."""
 
@@ -223,7 +224,8 @@ def _question(location: str, rec: dict[str, Any], levels: Levels,
     return Question(
         question_id=str(rec["question_id"]), video_id=shared.one(video_id),
         task_type=shared.one(str(rec["task_type"])), difficulty=shared.one(difficulty),
-        answer=answer, question=str(rec["question"]), options=tuple(options),
+        answer=shared.one(answer), question=shared.one(str(rec["question"])),
+        options=shared.one(tuple(shared.one(o) for o in options)),
         evidence_spans=_spans(rec.get("evidence_spans"), location), extra=shared.extra(extra),
     )
 

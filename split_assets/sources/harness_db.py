@@ -169,20 +169,32 @@ def run_digest(db: Path, run_id: str) -> str:
                             key=lambda r: [c or "" for c in r]))
 
 
-def _raw_rows(db: Path, run_id: str) -> list[tuple[Any, ...]]:
+def _rows_by_question(db: Path, run_id: str) -> Iterator[tuple[str, list[tuple[Any, ...]]]]:
+    """The run's prediction rows, one question's at a time (question id as text), streamed
+    from one sorted cursor: at 300,000 rows none is held past its question, which keeps the
+    process's peak memory at what it keeps. A run id with no rows is refused, naming the runs
+    present."""
     with open_readonly(db) as conn:
         require_table(conn, "predictions", _PRED_COLUMNS, db)
-        rows = conn.execute(
-            "SELECT question_id, prediction, raw_response, stop_reason, attempt, created_at,"
-            " session_id FROM predictions WHERE run_id = ?", (run_id,)).fetchall()
-        if not rows:
+        cursor = conn.execute(
+            "SELECT CAST(question_id AS TEXT) AS qid, prediction, raw_response, stop_reason,"
+            " attempt, created_at, session_id FROM predictions WHERE run_id = ? ORDER BY qid",
+            (run_id,))
+        group: list[tuple[Any, ...]] = []
+        for row in cursor:
+            if group and row[0] != group[0][0]:
+                yield str(group[0][0]), group
+                group = []
+            group.append(row)
+        if group:
+            yield str(group[0][0]), group
+        else:
             present = [r[0] for r in conn.execute(
                 "SELECT DISTINCT run_id FROM predictions ORDER BY 1")]
             shown = ", ".join(present[:10]) + (" ..." if len(present) > 10 else "")
             raise InputError(f"run id {run_id!r} not in the harness database (runs present: "
                              f"{shown or 'none'})", config_key("baseline_run_id"),
                              "set baseline_run_id to one of the runs present")
-    return rows
 
 
 def _attempt(value: Any, run_id: str, question_id: str) -> int:
@@ -217,57 +229,60 @@ def canonical_predictions(db: Path, run_id: str, benchmark: Benchmark,
     ``missing_policy == 'infra'``) on benchmark questions without a prediction.
     """
     infra_reasons = set(infra_stop_reasons)
-    rows_of: dict[str, list[tuple[tuple[int, str], tuple[Any, ...]]]] = {}
+    shared: dict[Any, Any] = {}  # one object for the stop reasons and replies that repeat
+    made: dict[str, CanonicalPrediction] = {}
     unknown: set[str] = set()
-    for row in _raw_rows(db, run_id):
-        qid = str(row[0])
-        if qid not in benchmark.by_id:
+    for qid, rows in _rows_by_question(db, run_id):
+        q = benchmark.by_id.get(qid)
+        if q is None:
             unknown.add(qid)
             continue
-        key = (_attempt(row[4], run_id, qid), str(row[5] or ""))
-        rows_of.setdefault(qid, []).append((key, row))
-    best: dict[str, tuple[Any, ...]] = {}
-    for qid, keyed in rows_of.items():
-        # the greatest (attempt, created_at); only rows tied at that key must agree, whatever
-        # their order in the db
+        # the greatest (attempt, created_at); only rows tied at that key must agree
+        keyed = [((_attempt(row[4], run_id, qid), str(row[5] or "")), row) for row in rows]
         top = max(key for key, _ in keyed)
-        tied = [row for key, row in keyed if key == top]
-        contents = {tuple(row[1:4]) for row in tied}
-        if len(contents) > 1:
-            raise InputError(
-                f"question {qid!r} has {len(tied)} predictions with the same attempt {top[0]} and "
-                f"created_at {top[1]!r} but different content", f"harness db run {run_id!r}",
-                "remove the duplicate row or give it a later attempt")
-        # same content: the choice only picks the session id, by value (not row order)
-        best[qid] = min(tied, key=lambda r: (r[6] is not None, str(r[6] or "")))
+        row = _chosen(qid, top, [row for key, row in keyed if key == top], run_id)
+        made[qid] = _canonical(q, row, infra_reasons, benchmark.letter_rule, shared)
     if unknown:
         shown = ", ".join(sorted(unknown)[:5])
         raise InputError(f"{len(unknown)} prediction(s) for questions not in the benchmark "
                          f"(e.g. {shown})", f"harness db run {run_id!r}",
                          f"use the benchmark the run was made on ({config_key('questions_dir')})")
-    missing = [qid for qid in benchmark.by_id if qid not in best]
+    missing = [qid for qid in benchmark.by_id if qid not in made]
     if missing and missing_policy != "infra":
         raise InputError(f"{len(missing)} benchmark question(s) have no prediction in run "
                          f"{run_id!r} (e.g. {', '.join(missing[:5])})", "video_split",
                          "complete the run, or set missing_predictions: infra to count them as "
                          "INFRA (T0)")
-    return [_canonical(q, best.get(q.question_id), infra_reasons, benchmark.letter_rule)
-            for q in benchmark.questions]
+    return [made.get(q.question_id) or _canonical(q, None, infra_reasons, benchmark.letter_rule,
+                                                   shared) for q in benchmark.questions]
+
+
+def _chosen(qid: str, top: tuple[int, str], tied: list[tuple[Any, ...]],
+            run_id: str) -> tuple[Any, ...]:
+    """The row of a question among those tied at its greatest (attempt, created_at): they must
+    agree, whatever their order in the db; the choice then only picks the session id, by value."""
+    if len({tuple(row[1:4]) for row in tied}) > 1:
+        raise InputError(
+            f"question {qid!r} has {len(tied)} predictions with the same attempt {top[0]} and "
+            f"created_at {top[1]!r} but different content", f"harness db run {run_id!r}",
+            "remove the duplicate row or give it a later attempt")
+    return min(tied, key=lambda r: (r[6] is not None, str(r[6] or "")))
 
 
 def _canonical(q: Any, row: tuple[Any, ...] | None, infra_reasons: set[str],
-               rule: str) -> CanonicalPrediction:
+               rule: str, shared: dict[Any, Any]) -> CanonicalPrediction:
     """A benchmark question's canonical prediction from its chosen row (None: missing)."""
     if row is None:
         return CanonicalPrediction(q.question_id, q.video_id, q.task_type, q.difficulty,
                                    q.answer, "", False, True, None, True, None, None)
     letter = letter_of(rule, row[2], row[1], q.options)
     correct = letter == q.answer
-    stop = row[3]
+    stop = shared.setdefault(row[3], row[3])
     infra = not correct and (letter == "" or stop in infra_reasons)
     return CanonicalPrediction(q.question_id, q.video_id, q.task_type, q.difficulty, q.answer,
                                letter, correct, infra, stop, False, row[6],
-                               row[2] if row[2] is not None else row[1])
+                               shared.setdefault(raw := row[2] if row[2] is not None else row[1],
+                                                 raw))
 
 
 def predictions_digest(preds: list[CanonicalPrediction]) -> str:

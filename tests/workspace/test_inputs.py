@@ -384,3 +384,19 @@ def test_a_trace_opening_a_node_its_tree_lacks_is_refused_where_read(tmp_path: P
     # another tool's calls open nothing; a question without a trace counts as an empty one
     assert harness_traces.trace_digests(db, "r", [("q1", "v"), ("q9", "v")], lambda v: set(),
                                  "open_clip")["q9"] == harness_traces.trace_digest([])
+
+
+def test_question_ids_stored_as_integers_meet_their_text_rows(tmp_path: Path) -> None:
+    # a harness that wrote some ids as INTEGER and a retry as TEXT: one question, whatever the
+    # type (the rows are read one question at a time, sorted by the id as text)
+    records = [{"question_id": qid, "video_id": "v", "duration": "short", "task_type": "OCR",
+                "question": "?", "options": ["A. a", "B. b"], "answer": "A"}
+               for qid in ("7", "10", "100")]
+    bench = load_benchmark(bench_dir(tmp_path, ("q.jsonl", records)))
+    db = make_db(tmp_path / "h.db", [
+        ("r", 7, "B", "B", "answer", 1, "t", "s1"), ("r", 100, "A", "A", "answer", 1, "t", "s"),
+        ("r", "10", "B", "B", "answer", 1, "t", "s"), ("r", "7", "A", "A", "answer", 2, "t", "s2"),
+    ])
+    preds = {p.question_id: p for p in canonical_predictions(db, "r", bench, [])}
+    assert (preds["7"].letter, preds["7"].session_id) == ("A", "s2")
+    assert preds["10"].letter == "B" and preds["100"].correct
