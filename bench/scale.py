@@ -29,6 +29,7 @@ quick trial of about 10,000 answers).
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import shutil
@@ -169,8 +170,14 @@ def run_workers(config: Path, url: str, questions: int, tmp: Path, pg: Any) -> d
     worker has exited 0."""
     from testkit.llm_server import FakeLLM
 
+    # the test server runs in this process and keeps every request it received (100,000 prompts,
+    # gigabytes): the collector's full passes over them would stall its event loop for seconds,
+    # which the workers' adaptive limits would read as queueing. Nothing here makes cycles.
+    gc.collect()
+    gc.disable()
     llm = FakeLLM(latency_s=LATENCY_S).start()
     crew = _Supervisor(config, tmp, llm.base_url)
+    shown = time.monotonic()
     first_row = done_at = killed_at = restart = back_at = None
     in_flight, restarted_at = 0, 0
     try:
@@ -185,6 +192,9 @@ def run_workers(config: Path, url: str, questions: int, tmp: Path, pg: Any) -> d
                 time.sleep(0.25)
                 continue
             first_row = first_row or (now if count else None)
+            if now - shown >= 60:
+                shown = now
+                log(f"{count}/{questions} diagnosed ({len(llm.requests)} calls)")
             if count >= questions and done_at is None:
                 done_at = now
                 log(f"all {questions} questions diagnosed")
@@ -203,6 +213,7 @@ def run_workers(config: Path, url: str, questions: int, tmp: Path, pg: Any) -> d
         assert done_at is not None, "the workers exited before every question was diagnosed"
     finally:
         llm.stop()
+        gc.enable()
     for i, proc in enumerate(crew.procs):
         assert proc.returncode == 0, crew.log_of(i).read_text()[-3000:]
     outs = [p.stdout.read() for p in crew.procs]

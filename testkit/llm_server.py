@@ -47,8 +47,10 @@ from dataclasses import dataclass
 from typing import Any
 
 try:
+    from testkit.program_replies import program_reply
     from testkit.slots import SlotModel, common_prefix
 except ImportError:  # run as a script (python testkit/llm_server.py): its own folder
+    from program_replies import program_reply  # type: ignore[no-redef]
     from slots import SlotModel, common_prefix  # type: ignore[no-redef]
 
 KINDS = frozenset(
@@ -176,7 +178,10 @@ def default_diagnosis(body: dict) -> dict:
 
 
 def default_content(body: dict) -> str:
-    return json.dumps(default_diagnosis(body))
+    """A DSPy program's or an optimizer's reply for their calls (``program_replies``), else the
+    judge's valid diagnosis."""
+    reply = program_reply(body)
+    return reply if reply is not None else json.dumps(default_diagnosis(body))
 
 
 def _split_pieces(content: str, n: int = STREAM_PIECES, cuts: tuple[int, ...] = ()) -> list[str]:

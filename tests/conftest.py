@@ -19,7 +19,8 @@ from testkit.configs import edit_config
 # the openai judge's server and workspace; the session's PostgreSQL server
 __all__ = ["edit_config", "kv"]  # what the tests import from here
 
-pytest_plugins = ("helpers.openai_workspace", "helpers.postgres", "helpers.evaluated")
+pytest_plugins = ("helpers.openai_workspace", "helpers.postgres", "helpers.evaluated",
+                  "helpers.frozen_loop")
 
 SMALL_VIDEOS = 60
 

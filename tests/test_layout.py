@@ -34,7 +34,7 @@ LAYERS: tuple[frozenset[str], ...] = tuple(map(frozenset, (
     ("review", "report"),  # human labels of the judge's verdicts; the split card
     ("app",),  # what the CLI and Dagster both build: session, messages, declared workspaces
     ("orchestration",),  # Dagster: assets, checks, sensors, resources, runs
-    ("cli", "defs", "components", "api"),  # the entry points
+    ("cli", "defs", "components", "api", "loops"),  # the entry points; an optimizer's loop
     ("definitions",),  # the code location
 )))
 CORE = ("store", "sources", "settings", "split", "judge", "importing", "workspace",

@@ -92,11 +92,13 @@ def feedback_of(config: Path | str | None, candidate: str) -> dict:
 
 
 def feedback_of_answers(config: Path | str | None, candidate: str,
-                        answers: dict[str, str], replace: bool = False) -> dict:
+                        answers: dict[str, str], replace: bool = False,
+                        register_run: bool = True) -> dict:
     """A candidate's answers held in memory (question id -> its reply, a letter or text read
     by the workspace's letter rule) recorded as run ``candidate`` (role candidate, through the
     import's gate: no answer to a test question without a look), then the Ladder's feedback
-    on it: ``split_assets.api.feedback_answers``."""
+    on it: ``split_assets.api.feedback_answers`` (``register_run`` False: the run is not
+    listed in the config, as an optimizer's candidates are not: ``split_assets.loops``)."""
     from split_assets.app.import_gate import import_gate
     from split_assets.errors import UserError
     from split_assets.importing.workspace_runs import finish_import
@@ -115,5 +117,5 @@ def feedback_of_answers(config: Path | str | None, candidate: str,
     finish_import(Path("<python>"), candidate, workspace,
                   {q: Answer(None, text, None) for q, text in answers.items()},
                   replace=replace, partial=True, role="candidate", built=None,
-                  gate=import_gate(workspace))
+                  gate=import_gate(workspace), register_run=register_run)
     return feedback_of(loaded.path, candidate)

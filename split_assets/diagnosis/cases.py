@@ -70,22 +70,38 @@ class CaseSource:
 
     def load(self, preds: list[CanonicalPrediction]) -> None:
         """Read the traces and trees of a leased batch (batched full context only)."""
+        self.take(preds, self.read(preds))
+
+    def read(self, preds: list[CanonicalPrediction]) -> dict[str, list[TraceStep]] | None:
+        """The reading part of ``load``, safe on another thread while the event loop runs
+        (it changes nothing): the traces of the window from the batch's first question not
+        read yet, or None when the window already read holds every one."""
+        if not (self.full and self.batched):
+            return None
+        from split_assets.sources.harness_traces import load_traces
+
+        unread = [p.question_id for p in preds
+                  if p.question_id not in self.traces and p.question_id not in self._ahead]
+        if not unread:
+            return None
+        start = min(self._position.get(q, len(self._order)) for q in unread)
+        window = [p.question_id for p in self._order[start:start + self.TRACE_WINDOW]]
+        return load_traces(self.inputs.paths.harness_db, self.inputs.run_id, unread + window)
+
+    def take(self, preds: list[CanonicalPrediction],
+             window: dict[str, list[TraceStep]] | None) -> None:
+        """Hold the batch's traces (from ``window`` when one was read: it replaces the last)
+        and its videos' trees."""
         if not (self.full and self.batched):
             return
-        from split_assets.sources.harness_traces import load_traces
         from split_assets.sources.video_store import load_tree
 
-        new = [p for p in preds if p.question_id not in self.traces]
-        if not new:
-            return
-        unread = [p.question_id for p in new if p.question_id not in self._ahead]
-        if unread:  # the window from the first unread question on replaces the last one
-            start = min(self._position.get(q, len(self._order)) for q in unread)
-            window = [p.question_id for p in self._order[start:start + self.TRACE_WINDOW]]
-            self._ahead = load_traces(self.inputs.paths.harness_db, self.inputs.run_id,
-                                      unread + window)
+        if window is not None:
+            self._ahead = window
         store_dir = self.inputs.paths.store_dir
-        for p in new:
+        for p in preds:
+            if p.question_id in self.traces:
+                continue
             self.traces[p.question_id] = self._ahead.pop(p.question_id, [])
             if p.video_id not in self._trees:
                 self._trees[p.video_id] = load_tree(store_dir, p.video_id)

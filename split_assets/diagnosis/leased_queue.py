@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 from split_assets.lib.failpoints import failpoint
@@ -77,7 +77,7 @@ class LeasedQueue:
 
     def __init__(self, partition: Partition, store: SignalStore, todo: list[str],
                  me: LeaseOwner, batch: int, degraded_before: float,
-                 on_claim: Callable[[list[str]], None] = lambda _: None) -> None:
+                 on_claim: Callable[[list[str]], Awaitable[None]] | None = None) -> None:
         self.partition, self.store, self.me, self.batch = partition, store, me, batch
         self.on_claim = on_claim  # reads what the claimed questions need
         self.degraded_before = degraded_before
@@ -107,7 +107,8 @@ class LeasedQueue:
                 result = self.store.claim(self.partition.run_id, self.partition.key, window,
                                           self.me, self.batch, self.ttl_s, self.degraded_before)
                 failpoint("diagnosis.claimed")
-                self.on_claim(result.claimed)
+                if self.on_claim is not None:
+                    await self.on_claim(result.claimed)
                 self._ready.extend(result.claimed)
                 self._deferred.extend(result.foreign)
                 self._queue.extendleft(reversed(result.unclaimed))

@@ -52,10 +52,15 @@ class _Pass:
         in_flight = getattr(judge, "max_in_flight", RULES_IN_FLIGHT)
         self.n_workers = min(len(todo), 2 * in_flight)
         self.queue = LeasedQueue(partition, store, list(self.by_id), me, max(8, self.n_workers),
-                                 degraded_before,
-                                 lambda ids: source.load([self.by_id[q] for q in ids]))
+                                 degraded_before, self._claimed)
         self.committer = GroupCommit(store, me, written)
         self.mine: set[str] = set()
+
+    async def _claimed(self, ids: list[str]) -> None:
+        """Read what a claimed batch needs on a thread: a scan of an unindexed traces table
+        takes a second, and every answer arriving meanwhile would look queued that long."""
+        preds = [self.by_id[q] for q in ids]
+        self.source.take(preds, await asyncio.to_thread(self.source.read, preds))
 
     async def run(self, progress: Callable[[str], None], every_s: float) -> set[str]:
         """The questions this pass diagnosed."""

@@ -79,7 +79,7 @@ ImportGate = Callable[[str, "str | None", dict[str, Answer], Benchmark], list[st
 def finish_import(source: Path, run_id: str, workspace: Path, answers: dict[str, Answer], *,
                   replace: bool, partial: bool, role: str | None, built: BuiltBenchmark | None,
                   default_role: str | None = "reference",
-                  gate: ImportGate | None = None) -> ImportSummary:
+                  gate: ImportGate | None = None, register_run: bool = True) -> ImportSummary:
     """Everything after a source file was read, alike for every importer: the benchmark (the
     source's own on a first import, else the workspace's, which the source must match), the
     answers checked against it, then -- only when every check passed -- the benchmark, the
@@ -87,7 +87,9 @@ def finish_import(source: Path, run_id: str, workspace: Path, answers: dict[str,
     registered as ``role`` (else ``default_role``; None: not registered). ``gate``: called
     on a later import after every check passed and before anything is written, with the
     role as given (None: not given); it may refuse, and its lines are the summary's notes
-    (``evaluation/sealed.py``: a frozen split's rules)."""
+    (``evaluation/sealed.py``: a frozen split's rules). ``register_run`` False: the run is
+    written with its role's rules but not listed in the config (an optimizer's many
+    candidates, ``split_assets.loops``)."""
     benchmark, first = _import_benchmark(workspace, source, built)
     unknown = sorted(set(answers) - set(benchmark.by_id))
     if unknown:
@@ -101,7 +103,8 @@ def finish_import(source: Path, run_id: str, workspace: Path, answers: dict[str,
         raise UserError(f"no {CONFIG_FILE} in {workspace} to register the run in",
                         "--role", "import the baseline with 'split-assets import'")
     _check_run_free(workspace, run_id, replace)
-    doc = load_workspace_config(config) if role_now is not None and config.exists() else None
+    doc = (load_workspace_config(config)
+           if role_now is not None and config.exists() and register_run else None)
     summary = ImportSummary(run_id, len(benchmark.by_id), 0, workspace)
     if gate is not None and not first:
         summary.notes += gate(run_id, role, answers, benchmark)
@@ -118,7 +121,7 @@ def finish_import(source: Path, run_id: str, workspace: Path, answers: dict[str,
     elif doc is not None and role_now is not None and register(doc, config, run_id, role_now,
                                                                summary.notes):
         save_document(config, doc)
-    elif role_now is not None and doc is None:
+    elif role_now is not None and doc is None and register_run:
         summary.notes.append(f"no {CONFIG_FILE} in {workspace}: {run_id} is not registered "
                              f"as a {role_now} run (add it to the config by hand)")
     return summary

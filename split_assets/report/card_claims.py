@@ -37,6 +37,8 @@ def claim_rows(inputs: Inputs, partition: Partition, looks: list[Look],
         row = fresh or _from_ledger(rows_of, control)
         row.update(look=said["look"], runs=runs, repeats=len(rows_of) - 1,
                    workspace=rows_of[0].statistic.get("workspace"),
+                   optimizer=rows_of[0].statistic.get("optimizer"),
+                   program_sha256=rows_of[0].statistic.get("program_sha256"),
                    **_verdict(said, budget))
         if row["source"] == "export":
             row["verdict"] = "no claim (an export)"

@@ -72,15 +72,22 @@ def claims_section(card: CardData, table: Any) -> list[str]:
         notes += [f"Look {row['look']} was made in workspace {row['workspace']} (one budget "
                   "per baseline on the Dagster instance)." for row in card.claims
                   if row.get("workspace")]
+        notes += [f"Look {row['look']} was made by an optimizer's loop: {row['optimizer']}, "
+                  f"program {_short(row.get('program_sha256'))}." for row in card.claims
+                  if row.get("optimizer")]
         out += [line for note in notes for line in (note, "")]
     else:
         out += ["No look at test yet.", ""]
     out += ["### The validation leaderboard", ""]
     if card.leaderboard:
+        looped = any(r.get("optimizer") for r in card.leaderboard)
+        head = ["submission", "run", "leaderboard accuracy", "moved", "significant"]
         out += ["As the Ladder released it (a submission's own accuracy is never shown):", "",
-                *table(["submission", "run", "leaderboard accuracy", "moved", "significant"],
+                *table(head + (["optimizer", "program"] if looped else []),
                        [[r["submission"], r["run_id"], f"{r['leaderboard_accuracy']:.4f}",
                          "yes" if r["moved"] else "no", "yes" if r["significant"] else "no"]
+                        + ([r.get("optimizer") or "", _short(r.get("program_sha256"))]
+                           if looped else [])
                         for r in card.leaderboard])]
     else:
         out += ["No feedback submission yet (split-assets feedback).", ""]
@@ -134,3 +141,8 @@ def claims_tex(card: CardData, benchmark: str) -> str:
               f"{tex_escape(benchmark)}, one row per look. {caption}}}",
               f"\\label{{tab:claims-{split}}}", "\\end{table}", ""]
     return "\n".join(lines)
+
+
+def _short(digest: str | None) -> str:
+    """A program's digest as the card shows it (the ledger keeps it whole)."""
+    return f"sha256:{digest[:12]}" if digest else ""

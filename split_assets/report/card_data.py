@@ -122,5 +122,7 @@ def _leaderboard(problem: SplitProblem, doc: dict[str, Any], looks: list[Look],
         board.append({"submission": len(board) + 1, "run_id": look.run_id,
                       "created_at": look.created_at, "moved": step.moved,
                       "leaderboard_accuracy": round(1.0 - step.released_loss, 6),
-                      "significant": bool(look.statistic.get("significant"))})
+                      "significant": bool(look.statistic.get("significant")),
+                      "optimizer": look.statistic.get("optimizer"),
+                      "program_sha256": look.statistic.get("program_sha256")})
     return board

@@ -7,8 +7,9 @@ repeat: the same hypothesis seen again, never a new one."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
+from contextvars import ContextVar
 from dataclasses import asdict, dataclass
 from typing import Any, ClassVar
 
@@ -18,6 +19,21 @@ COLUMNS = ("split_id", "pool", "run_id", "answers_digest", "source", "statistic"
            "is_repeat", "created_at")
 EXPOSURE_COLUMNS = ("baseline", "pools_sha256", "split_id", "answers_digest", "run_id",
                     "question_ids", "created_at")
+# what every row recorded inside ``tagged`` carries in its statistic
+_TAG: ContextVar[tuple[tuple[str, Any], ...]] = ContextVar("split_assets_ledger_tag", default=())
+
+
+@contextmanager
+def tagged(**tag: Any) -> Iterator[None]:
+    """Every ledger row recorded inside the block (by this thread or task) carries ``tag`` in
+    its statistic: an optimizer's loop names itself and its program (``split_assets.loops``)."""
+    token = _TAG.set(tuple({**dict(_TAG.get()), **tag}.items()))
+    try:
+        yield
+    finally:
+        _TAG.reset(token)
+
+
 FROZEN_COLUMNS = ("baseline", "baseline_run_id", "diag_fingerprint", "split_id", "pools_sha256",
                   "pools", "frozen_at")
 
@@ -138,7 +154,7 @@ class Ledger:
                     if taken >= budget:
                         raise LookRefused(e.pool, int(taken), budget)
                 look = Look(e.split_id, e.pool, e.run_id, e.answers_digest, e.source,
-                            e.statistic, e.shown, seen, utc_now())
+                            {**e.statistic, **dict(_TAG.get())}, e.shown, seen, utc_now())
                 self._insert(look)
                 looks.append(look)
         return looks
