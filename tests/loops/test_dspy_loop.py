@@ -61,7 +61,7 @@ def test_the_example_loop_sees_only_train_and_spends_test_once(
     with FakeLLM() as llm:
         monkeypatch.setenv("OPENAI_BASE_URL", llm.base_url)
         monkeypatch.setenv("OPENAI_API_KEY", "test-key")
-        code = _example().main(["--config", str(frozen), "--metric-calls", "16", "--train", "6",
+        code = _example().main(["--config", str(frozen), "--metric-calls", "24", "--train", "6",
                                 "--pareto", "3", "--threads", "2"])
     assert code == 0
     out = capsys.readouterr().out
