@@ -54,6 +54,7 @@ def feedback_metric(config: Config) -> Any:
     written from the judge's diagnosis of the baseline's failure on that train question."""
     split = LoopSplit(config)
     train = {i.question_id: i for i in split.items("train")}
+    _ = split.diagnoses  # read once, before GEPA's threads call the metric
 
     def metric(gold: Any, pred: Any, trace: Any = None, pred_name: Any = None,
                pred_trace: Any = None) -> dspy.Prediction:
