@@ -89,16 +89,19 @@ def submit(adapter: DiagnosisAdapter, candidate: dict[str, str], candidate_id: s
     """The candidate's answers on the validation pool submitted to the Ladder (as
     ``loops.dspy.submit``), recorded under optimizer ``gepa``."""
     split = LoopSplit(config)
-    items = split.items("validation")
-    answers = dict(zip([i.question_id for i in items], adapter.run(candidate, items),
-                       strict=True))
-    return split.submit(candidate_id, answers, OPTIMIZER, candidate_sha256(candidate))
+    return split.submit(candidate_id, _answers(adapter, candidate, split.items("validation")),
+                        OPTIMIZER, candidate_sha256(candidate))
 
 
 def test_look(adapter: DiagnosisAdapter, candidate: dict[str, str], candidate_id: str,
               config: Config = None) -> dict[str, Any]:
     """One look at test within the budget (as ``loops.dspy.test_look``)."""
     return LoopSplit(config).look_at_test(
-        candidate_id, lambda items: dict(zip([i.question_id for i in items],
-                                             adapter.run(candidate, items), strict=True)),
-        OPTIMIZER, candidate_sha256(candidate))
+        candidate_id, lambda items: _answers(adapter, candidate, items), OPTIMIZER,
+        candidate_sha256(candidate))
+
+
+def _answers(adapter: DiagnosisAdapter, candidate: dict[str, str],
+             items: list[LoopItem]) -> dict[str, str]:
+    """The adapter's answer to each item, by question id."""
+    return dict(zip([i.question_id for i in items], adapter.run(candidate, items), strict=True))

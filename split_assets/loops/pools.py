@@ -47,7 +47,10 @@ class LoopSplit:
     def __init__(self, config: Path | str | None = None) -> None:
         self.session = Session.open(config)
         self.config = self.session.loaded.path
-        self.doc = _pools_doc(self.session)
+        from split_assets.evaluation.comparison import load_pools
+
+        self.doc = load_pools(self.session.partition)
+        self._contexts: dict[str, str] = {}
 
     @property
     def seed(self) -> int:
@@ -86,10 +89,6 @@ class LoopSplit:
                                  for n in nodes)
             self._contexts[video_id] = text
         return self._contexts[video_id]
-
-    @cached_property
-    def _contexts(self) -> dict[str, str]:
-        return {}
 
     @cached_property
     def diagnoses(self) -> dict[str, Any]:
@@ -200,12 +199,6 @@ def diagnosis_text(row: Any) -> str:
         parts.append(f"what to improve: {row.evolution_target}")
     text = "; ".join(parts) + "."
     return text + (f" The judge's rationale: {row.rationale}" if row.rationale else "")
-
-
-def _pools_doc(session: Session) -> dict[str, Any]:
-    from split_assets.evaluation.comparison import load_pools
-
-    return load_pools(session.partition)
 
 
 @contextmanager
